@@ -1,0 +1,1 @@
+"""watcher-cams: cache-aware memory management for KVM clouds."""

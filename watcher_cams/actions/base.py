@@ -1,0 +1,90 @@
+"""Common part of the actions: parameters, agent client, revert."""
+
+import abc
+
+from oslo_log import log
+from watcher.applier.actions import base
+from watcher.common import exception
+
+from watcher_cams import rpcapi
+
+LOG = log.getLogger(__name__)
+
+UUID_PATTERN = ('^([a-fA-F0-9]){8}-([a-fA-F0-9]){4}-([a-fA-F0-9]){4}-'
+                '([a-fA-F0-9]){4}-([a-fA-F0-9]){12}$')
+
+COMMON_PROPERTIES = {
+    'resource_id': {'type': 'string', 'pattern': UUID_PATTERN},
+    'host': {'type': 'string', 'minLength': 1, 'maxLength': 255},
+    'reason': {'type': 'string', 'maxLength': 255},
+}
+
+
+class AgentAction(base.BaseAction, metaclass=abc.ABCMeta):
+    """An action carried out by the watcher-cams-agent of ``host``."""
+
+    KIND = None
+
+    def __init__(self, config, osc=None):
+        super().__init__(config, osc)
+        self._agent = None
+        self.result = None
+
+    @property
+    def agent(self):
+        if self._agent is None:
+            self._agent = rpcapi.AgentAPI()
+        return self._agent
+
+    @agent.setter
+    def agent(self, client):
+        self._agent = client
+
+    @property
+    def host(self):
+        return self.input_parameters['host']
+
+    @property
+    def instance(self):
+        return self.resource_id
+
+    @property
+    def reason(self):
+        return self.input_parameters.get('reason', '')
+
+    @abc.abstractmethod
+    def apply(self):
+        """Ask the agent to make the change; returns its answer."""
+
+    def pre_condition(self):
+        """Skip when the instance no longer runs on the host."""
+        try:
+            state = self.agent.get_state(self.host)
+        except (rpcapi.AgentUnreachable, rpcapi.AgentError) as exc:
+            raise exception.ActionExecutionFailure(action_id=str(exc))
+        running = state.get('running', []) if isinstance(state, dict) else []
+        if self.instance not in running:
+            raise exception.ActionSkipped(
+                'instance %s is not running on %s' % (self.instance,
+                                                      self.host))
+
+    def execute(self):
+        try:
+            self.result = self.apply()
+        except (rpcapi.AgentUnreachable, rpcapi.AgentError) as exc:
+            LOG.error('%s of %s on %s failed: %s', self.KIND, self.instance,
+                      self.host, exc)
+            return False
+        LOG.info('%s of %s on %s done: %s (%s)', self.KIND, self.instance,
+                 self.host, self.result, self.reason)
+        return True
+
+    def revert(self):
+        """Restore what the agent recorded before this action."""
+        answer = self.agent.revert(self.host, self.instance, self.KIND)
+        LOG.warning('%s of %s on %s reverted: %s', self.KIND, self.instance,
+                    self.host, answer)
+        return answer
+
+    def post_condition(self):
+        pass

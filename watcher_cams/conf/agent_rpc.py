@@ -1,0 +1,32 @@
+"""How the strategies and actions reach the compute-node agents."""
+
+from oslo_config import cfg
+
+GROUP = cfg.OptGroup(
+    'watcher_cams_agent',
+    title='watcher-cams agent RPC',
+    help='How Watcher (decision engine and applier) reaches the '
+         'watcher-cams-agent on each compute node over oslo.messaging.')
+
+OPTS = [
+    cfg.StrOpt('topic', default='watcher-cams-agent',
+               help='RPC topic the agents listen on; the server name is the '
+                    'compute host name as Nova knows it.'),
+    cfg.IntOpt('report_timeout', default=30, min=1,
+               help='Seconds to wait for an agent to return its report. A '
+                    'host whose agent does not answer is left out of the '
+                    'audit.'),
+    cfg.IntOpt('action_timeout', default=120, min=1,
+               help='Seconds to wait for an agent to apply or revert one '
+                    'action (a balloon resize waits for the guest to reach '
+                    'its target).'),
+]
+
+
+def register_opts(conf):
+    conf.register_group(GROUP)
+    conf.register_opts(OPTS, group=GROUP)
+
+
+def list_opts():
+    return [(GROUP, OPTS)]

@@ -1,0 +1,222 @@
+"""Place guests that share many KSM-merged pages on the same LLC.
+
+Paper (papers.md, section 2): the sharing rate of guest i with guest j is
+the pages of i merged with pages of j over the pages i uses; pairs with the
+highest rate go to the same processor first. Here a pair's rate is the mean
+of its two directed rates, and a domain is a last-level cache whose
+capacity is its shared host CPUs times ``cpu_allocation_ratio`` vCPUs (so
+placement also keeps the CPU load balanced, an open issue in the paper).
+
+1. Greedy pairing, as in the paper.
+2. Improvement by local search: move one guest or swap two while the merged
+   pages kept inside one LLC grow and capacities hold.
+3. For small inputs (at most ``exact_limit`` movable guests) the exact best
+   assignment by enumeration, preferring fewer changes on ties.
+
+Guests with dedicated CPUs are never moved; they stay where their CPUs are
+and still attract the guests they share with. A host with one LLC has
+nothing to gain and gets no plan.
+"""
+
+import dataclasses
+import itertools
+
+from watcher_cams.policy import model
+
+
+@dataclasses.dataclass(frozen=True)
+class AffinityParams:
+    cpu_allocation_ratio: float = 4.0
+    exact_limit: int = 8
+    max_rounds: int = 50
+
+    def __post_init__(self):
+        if not self.cpu_allocation_ratio > 0:
+            raise ValueError('cpu_allocation_ratio must be > 0')
+        if self.exact_limit < 0 or self.max_rounds < 0:
+            raise ValueError('exact_limit and max_rounds must be >= 0')
+
+
+def sharing_rate(host, a, b):
+    """Mean of the two directed sharing rates of guests ``a`` and ``b``."""
+    pages = host.sharing.get(model.pair_key(a.uuid, b.uuid), 0)
+    rates = [pages / g.ram_pages for g in (a, b) if g.ram_pages > 0]
+    return sum(rates) / 2 if rates else 0.0
+
+
+def _domain_cpus(host, domain):
+    shared = set(host.shared_cpus)
+    cpus = [c for c in domain.cpus if not shared or c in shared]
+    return tuple(sorted(cpus))
+
+
+def _current_domain(guest, domains):
+    """Domain all of a guest's vCPUs are confined to, or None."""
+    allowed = set()
+    for vcpu_cpus in guest.cpus:
+        allowed |= set(vcpu_cpus)
+    for d in domains:
+        if allowed and allowed <= set(d.cpus):
+            return d.name
+    return None
+
+
+class _Problem:
+    def __init__(self, host, params):
+        self.host = host
+        self.domains = [d for d in host.llc_domains if _domain_cpus(host, d)]
+        self.capacity = {d.name: len(_domain_cpus(host, d))
+                         * params.cpu_allocation_ratio for d in self.domains}
+        self.fixed, self.movable = {}, []
+        for g in sorted(host.guests, key=lambda g: g.uuid):
+            where = _current_domain(g, host.llc_domains)
+            if g.dedicated_cpus:
+                if where is not None:
+                    self.fixed[g.uuid] = where
+            else:
+                self.movable.append(g)
+        self.current = {g.uuid: _current_domain(g, self.domains)
+                        for g in self.movable}
+        self.vcpus = {g.uuid: g.vcpus for g in self.movable}
+        self.weight = {}
+        for key, pages in host.sharing.items():
+            if pages > 0:
+                self.weight[key] = pages
+
+    def load(self, assign):
+        load = {d: 0 for d in self.capacity}
+        for uuid, d in assign.items():
+            load[d] += self.vcpus[uuid]
+        return load
+
+    def fits(self, assign):
+        load = self.load(assign)
+        return all(load[d] <= self.capacity[d] for d in load)
+
+    def kept(self, assign):
+        where = dict(self.fixed)
+        where.update(assign)
+        return sum(w for (a, b), w in self.weight.items()
+                   if a in where and where.get(a) == where.get(b))
+
+    def changes(self, assign):
+        return sum(1 for u, d in assign.items() if self.current.get(u) != d)
+
+
+def _greedy(p, rates):
+    """The paper's pairing: highest-rate pairs first onto one LLC."""
+    assign = {}
+    load = {d: 0 for d in p.capacity}
+
+    def free(d):
+        return p.capacity[d] - load[d]
+
+    def put(uuid, d):
+        assign[uuid] = d
+        load[d] += p.vcpus[uuid]
+
+    def where(uuid):
+        return assign.get(uuid, p.fixed.get(uuid))
+
+    for _, a, b in rates:
+        placed = [u for u in (a, b) if where(u) is not None]
+        loose = [u for u in (a, b) if where(u) is None and u in p.vcpus]
+        if len(loose) == 2:
+            need = p.vcpus[a] + p.vcpus[b]
+            for d in sorted(p.capacity, key=lambda d: (-free(d), d)):
+                if free(d) >= need:
+                    put(a, d)
+                    put(b, d)
+                    break
+        elif len(loose) == 1 and len(placed) == 1:
+            d = where(placed[0])
+            if d in p.capacity and free(d) >= p.vcpus[loose[0]]:
+                put(loose[0], d)
+    for g in p.movable:
+        if g.uuid not in assign:
+            put(g.uuid, max(sorted(p.capacity), key=free))
+    return assign
+
+
+def _local_search(p, assign, rounds):
+    best = p.kept(assign)
+    for _ in range(rounds):
+        improved = False
+        uuids = sorted(assign)
+        for u in uuids:
+            for d in sorted(p.capacity):
+                if d == assign[u]:
+                    continue
+                trial = dict(assign, **{u: d})
+                score = p.kept(trial)
+                if score > best and p.fits(trial):
+                    assign, best, improved = trial, score, True
+        for u, v in itertools.combinations(uuids, 2):
+            if assign[u] == assign[v]:
+                continue
+            trial = dict(assign, **{u: assign[v], v: assign[u]})
+            score = p.kept(trial)
+            if score > best and p.fits(trial):
+                assign, best, improved = trial, score, True
+        if not improved:
+            break
+    return assign
+
+
+def _exact(p):
+    names = sorted(p.capacity)
+    uuids = [g.uuid for g in p.movable]
+    best, best_key = None, None
+    for combo in itertools.product(names, repeat=len(uuids)):
+        assign = dict(zip(uuids, combo))
+        if not p.fits(assign):
+            continue
+        key = (p.kept(assign), -p.changes(assign))
+        if best_key is None or key > best_key:
+            best, best_key = assign, key
+    return best
+
+
+def plan(host: model.HostView,
+         params: AffinityParams = AffinityParams()) -> model.Plan:
+    result = model.Plan(host.name)
+    p = _Problem(host, params)
+    if len(p.domains) < 2 or not p.movable:
+        if len(host.llc_domains) == 1:
+            # One LLC: every merged page is already shared inside it.
+            result.sharing_total_pages = sum(p.weight.values())
+            result.sharing_kept_pages = result.sharing_total_pages
+        result.notes.append('affinity: fewer than two LLC domains with '
+                            'shared CPUs, or nothing to move')
+        return result
+    guests = {g.uuid: g for g in host.guests}
+    rates = sorted(((sharing_rate(host, guests[a], guests[b]), a, b)
+                    for (a, b) in p.weight if a in guests and b in guests),
+                   key=lambda r: (-r[0], r[1], r[2]))
+    assign = _greedy(p, rates)
+    assign = _local_search(p, assign, params.max_rounds)
+    small = (len(p.movable) <= params.exact_limit
+             and len(p.capacity) ** len(p.movable) <= 200000)
+    if small:
+        exact = _exact(p)
+        if exact is not None:
+            assign = exact
+    total = sum(w for (a, b), w in p.weight.items()
+                if a in guests and b in guests)
+    result.sharing_total_pages = total
+    result.sharing_kept_pages = p.kept(assign)
+    cpus = {d.name: _domain_cpus(host, d) for d in p.domains}
+    for g in p.movable:
+        target = assign[g.uuid]
+        if p.current.get(g.uuid) == target:
+            continue
+        partners = sorted(
+            (w, other) for (a, b), w in p.weight.items()
+            for other in ((b,) if a == g.uuid else (a,) if b == g.uuid
+                          else ())
+            if assign.get(other, p.fixed.get(other)) == target)
+        reason = ('affinity: %s shares %d merged pages with guests on LLC %s'
+                  % (g.name or g.uuid, sum(w for w, _ in partners), target))
+        result.pins.append(model.AffinityChange(
+            host.name, g.uuid, cpus[target], target, reason))
+    return result

@@ -1,0 +1,239 @@
+"""The agent's report format, and its conversion into policy views.
+
+A report is a JSON-able dict (version 1)::
+
+    {"version": 1, "host": "cmp-a", "timestamp": 1700000000.0,
+     "memory": {"total_mb": 24000, "reserved_mb": 512},
+     "ksm": {"pages_shared": 0, "pages_sharing": 0, "pages_unshared": 0,
+             "pages_volatile": 0, "page_size": 4096, "run": 1},
+     "topology": {"llc": [{"name": "L3-0", "socket": 0, "cpus": [0, 1]}],
+                  "shared_cpus": [0, 1]},
+     "sharing": [{"a": uuid, "b": uuid, "pages": 1234}],
+     "guests": [{"uuid": ..., "name": ..., "max_mb": 2048,
+                 "actual_mb": 2048, "base_mb": null, "vcpus": 1,
+                 "dedicated": false, "cpus": [[0, 1]], "ram_pages": 524288,
+                 "agent": "ok", "error": null, "policy_state": {},
+                 "sample": SAMPLE, "previous": SAMPLE}]}
+
+    SAMPLE = {"timestamp": 1700000000.0,
+              "meminfo": {"MemTotal": kB, "MemAvailable": kB, "Cached": kB,
+                          "Active(file)": kB, "Inactive(file)": kB,
+                          "Committed_AS": kB},
+              "vmstat": {"pgpgin": kB, "pgmajfault": n,
+                         "workingset_refault_file": n,
+                         "workingset_activate_file": n},
+              "psi": {"some_avg10": pct, "full_avg10": pct,
+                      "some_total": us}}
+
+Guest samples come from inside tenant VMs and are untrusted: a guest whose
+sample is malformed, out of range or inconsistent with its size keeps its
+place in the view (so it is accounted for) but carries a ``problem`` and no
+sample, so no policy moves it. A malformed host part raises ReportError.
+"""
+
+import math
+
+from watcher_cams.policy import model
+
+VERSION = 1
+MAX_COUNTER = 1 << 62
+MAX_MB = 1 << 30  # 1 PiB: anything larger is nonsense
+MAX_GUESTS = 4096
+MAX_STATE_CHARS = 16384
+
+MEMINFO_KEYS = {'MemTotal': 'mem_total_kb',
+                'MemAvailable': 'mem_available_kb',
+                'Cached': 'cached_kb',
+                'Active(file)': 'active_file_kb',
+                'Inactive(file)': 'inactive_file_kb',
+                'Committed_AS': 'committed_as_kb'}
+VMSTAT_KEYS = {'pgpgin': 'pgpgin_kb',
+               'pgmajfault': 'pgmajfault',
+               'workingset_refault_file': 'workingset_refault_file',
+               'workingset_activate_file': 'workingset_activate_file'}
+
+
+class ReportError(ValueError):
+    """The host part of a report cannot be used."""
+
+
+def _int(value, what, low=0, high=MAX_COUNTER):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ReportError('%s: expected an integer, got %s'
+                          % (what, type(value).__name__))
+    if not low <= value <= high:
+        raise ReportError('%s: %d is outside [%d, %d]'
+                          % (what, value, low, high))
+    return value
+
+
+def _float(value, what, low=0.0, high=float(MAX_COUNTER)):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ReportError('%s: expected a number, got %s'
+                          % (what, type(value).__name__))
+    value = float(value)
+    if not math.isfinite(value) or not low <= value <= high:
+        raise ReportError('%s: %r is not a finite number in [%g, %g]'
+                          % (what, value, low, high))
+    return value
+
+
+def _dict(value, what):
+    if not isinstance(value, dict):
+        raise ReportError('%s: expected an object, got %s'
+                          % (what, type(value).__name__))
+    return value
+
+
+def _list(value, what, limit=MAX_GUESTS):
+    if not isinstance(value, list):
+        raise ReportError('%s: expected a list, got %s'
+                          % (what, type(value).__name__))
+    if len(value) > limit:
+        raise ReportError('%s: %d entries, at most %d'
+                          % (what, len(value), limit))
+    return value
+
+
+def _str(value, what, limit=255):
+    if not isinstance(value, str) or not 0 < len(value) <= limit:
+        raise ReportError('%s: expected a non-empty string of at most %d '
+                          'characters' % (what, limit))
+    return value
+
+
+def parse_sample(data, max_mb, what='sample'):
+    """A GuestSample from a report's sample dict, checked against the VM."""
+    data = _dict(data, what)
+    meminfo = _dict(data.get('meminfo'), what + '.meminfo')
+    vmstat = _dict(data.get('vmstat', {}), what + '.vmstat')
+    psi = data.get('psi') or {}
+    psi = _dict(psi, what + '.psi')
+    fields = {'timestamp': _float(data.get('timestamp'),
+                                  what + '.timestamp')}
+    # A guest sees at most its own RAM; allow 1% plus 64 MiB for rounding.
+    mem_limit = int(max_mb * 1024 * 1.01) + 65536
+    for key, name in MEMINFO_KEYS.items():
+        high = MAX_COUNTER if key == 'Committed_AS' else mem_limit
+        fields[name] = _int(meminfo.get(key), '%s.meminfo[%s]' % (what, key),
+                            high=high)
+    for key, name in VMSTAT_KEYS.items():
+        fields[name] = _int(vmstat.get(key, 0),
+                            '%s.vmstat[%s]' % (what, key))
+    for key, name in (('some_avg10', 'psi_some_avg10'),
+                      ('full_avg10', 'psi_full_avg10')):
+        if psi.get(key) is not None:
+            fields[name] = _float(psi[key], '%s.psi[%s]' % (what, key),
+                                  high=100.0)
+    if psi.get('some_total') is not None:
+        fields['psi_some_total_us'] = _int(psi['some_total'],
+                                           what + '.psi[some_total]')
+    sample = model.GuestSample(**fields)
+    if sample.mem_available_kb > sample.mem_total_kb:
+        raise ReportError('%s: MemAvailable exceeds MemTotal' % what)
+    if (sample.active_file_kb + sample.inactive_file_kb
+            > sample.mem_total_kb):
+        raise ReportError('%s: file LRU lists exceed MemTotal' % what)
+    return sample
+
+
+def _policy_state(value):
+    if value is None:
+        return {}
+    value = _dict(value, 'policy_state')
+    if len(repr(value)) > MAX_STATE_CHARS:
+        raise ReportError('policy_state larger than %d characters'
+                          % MAX_STATE_CHARS)
+    return value
+
+
+def parse_guest(data):
+    """A GuestView; guest-side problems become ``problem``, not errors."""
+    data = _dict(data, 'guest')
+    uuid = _str(data.get('uuid'), 'guest.uuid', 64)
+    max_mb = _int(data.get('max_mb'), 'guest %s max_mb' % uuid, 1, MAX_MB)
+    view = dict(
+        uuid=uuid,
+        name=str(data.get('name') or uuid)[:255],
+        max_mb=max_mb,
+        actual_mb=_int(data.get('actual_mb'), 'guest %s actual_mb' % uuid,
+                       0, MAX_MB),
+        vcpus=_int(data.get('vcpus', 1), 'guest %s vcpus' % uuid, 1, 4096),
+        dedicated_cpus=bool(data.get('dedicated', False)),
+        ram_pages=_int(data.get('ram_pages', 0), 'guest %s ram_pages' % uuid),
+        cpus=tuple(tuple(_int(c, 'guest %s cpu' % uuid, 0, 1 << 16)
+                         for c in _list(v, 'guest %s vcpu cpus' % uuid))
+                   for v in _list(data.get('cpus', []),
+                                  'guest %s cpus' % uuid)),
+    )
+    if data.get('base_mb') is not None:
+        view['base_mb'] = _int(data['base_mb'], 'guest %s base_mb' % uuid,
+                               0, MAX_MB)
+    try:
+        view['policy_state'] = _policy_state(data.get('policy_state'))
+    except ReportError:
+        view['policy_state'] = {}
+    if data.get('agent', 'ok') != 'ok':
+        view['problem'] = 'guest agent %s: %s' % (
+            str(data.get('agent'))[:32], str(data.get('error') or '')[:200])
+        return model.GuestView(**view)
+    try:
+        view['sample'] = parse_sample(data.get('sample'), max_mb)
+        if data.get('previous') is not None:
+            view['previous'] = parse_sample(data['previous'], max_mb,
+                                            'previous')
+    except ReportError as exc:
+        view.pop('sample', None)
+        view['problem'] = 'bad guest data: %s' % exc
+    return model.GuestView(**view)
+
+
+def parse_host(data, only=None):
+    """HostView from a report; ``only`` limits guests to these uuids."""
+    data = _dict(data, 'report')
+    if data.get('version') != VERSION:
+        raise ReportError('report version %r, expected %d'
+                          % (data.get('version'), VERSION))
+    host = _str(data.get('host'), 'host')
+    memory = _dict(data.get('memory'), 'memory')
+    ksm = None
+    if data.get('ksm') is not None:
+        k = _dict(data['ksm'], 'ksm')
+        ksm = model.KsmStats(**{
+            f: _int(k.get(f, 0), 'ksm.' + f)
+            for f in ('pages_shared', 'pages_sharing', 'pages_unshared',
+                      'pages_volatile', 'run')},
+            page_size=_int(k.get('page_size', 4096), 'ksm.page_size', 1,
+                           1 << 30))
+    topology = _dict(data.get('topology', {}), 'topology')
+    domains = tuple(
+        model.LlcDomain(_str(d.get('name'), 'llc.name'),
+                        tuple(_int(c, 'llc.cpus', 0, 1 << 16)
+                              for c in _list(d.get('cpus'), 'llc.cpus')),
+                        _int(d.get('socket', 0), 'llc.socket', 0, 4096))
+        for d in (_dict(x, 'llc') for x in _list(topology.get('llc', []),
+                                                 'topology.llc')))
+    shared_cpus = tuple(_int(c, 'shared_cpus', 0, 1 << 16) for c in
+                        _list(topology.get('shared_cpus', []), 'shared_cpus'))
+    guests = []
+    for g in _list(data.get('guests', []), 'guests'):
+        view = parse_guest(g)
+        if only is None or view.uuid in only:
+            guests.append(view)
+    known = {g.uuid for g in guests}
+    sharing = {}
+    for entry in _list(data.get('sharing', []), 'sharing',
+                       MAX_GUESTS * MAX_GUESTS):
+        entry = _dict(entry, 'sharing entry')
+        a, b = entry.get('a'), entry.get('b')
+        if a in known and b in known and a != b:
+            sharing[model.pair_key(a, b)] = _int(entry.get('pages'),
+                                                 'sharing.pages')
+    return model.HostView(
+        name=host,
+        ram_mb=_int(memory.get('total_mb'), 'memory.total_mb', 1, MAX_MB),
+        reserved_mb=_int(memory.get('reserved_mb', 0), 'memory.reserved_mb',
+                         0, MAX_MB),
+        guests=tuple(sorted(guests, key=lambda g: g.uuid)),
+        ksm=ksm, llc_domains=domains, shared_cpus=shared_cpus,
+        sharing=sharing)

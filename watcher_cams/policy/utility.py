@@ -1,0 +1,179 @@
+"""Utility mode: move memory toward equal marginal value of cache.
+
+The value of one more MiB of memory to a guest is the disk reads it would
+save. Linux tells us this on an unmodified guest through its refault
+detection (mm/workingset.c): when a file page is evicted it leaves a shadow
+entry, and when that page is read again the kernel counts a refault
+(``workingset_refault_file``) and computes the refault distance, the extra
+cache that would have kept the page resident. Refaults whose distance is at
+most the active file list are activated (``workingset_activate_file``).
+
+The model, per guest, from two samples one audit cycle apart:
+
+- ``A`` = activations/s: reads that growing the cache by up to
+  ``Active(file)`` MiB would have turned into hits;
+- ``F`` = refaults/s: reads that a larger cache would have saved, the
+  ``F - A`` beyond the active list spread over about one more cache size;
+- both are capped by the guest's real disk reads (``pgpgin``), since a guest
+  cannot save more reads than it does.
+
+This gives a concave, piecewise-linear gain curve: slope ``A/Active(file)``
+for the first segment, ``(F-A)/cache`` for the second (merged into one
+segment when that would not be concave), zero beyond. The loss of taking
+memory from a guest is priced at its first-segment slope (reuse density
+just inside its cache margin equals that just outside), and only its
+inactive file pages may be taken: its active list (the pages it re-reads),
+its used memory and a margin are protected, and a guest under memory
+pressure (PSI ``some`` avg10 at or above ``psi_protect``) is never a donor.
+
+Memory then moves greedily, a segment at a time in ``granule_mb`` units,
+from the cheapest donor to the guest whose next MiB saves the most, while
+the gain beats the loss by ``min_value`` (MiB/s saved per GiB moved): the
+water-filling that equalizes marginal values. With a large enough step
+limit this lands where paper mode creeps in fixed steps; the next cycle
+re-measures and corrects a wrong estimate.
+"""
+
+import dataclasses
+
+from watcher_cams.policy import guards
+from watcher_cams.policy import model
+
+MB_PER_PAGE = model.PAGE_KB / model.KB_PER_MB
+
+
+@dataclasses.dataclass(frozen=True)
+class UtilityParams:
+    granule_mb: int = 64
+    min_value: float = 0.05
+    psi_protect: float = 10.0
+    min_segment_mb: float = 64.0
+
+    def __post_init__(self):
+        if self.granule_mb < 1:
+            raise ValueError('granule_mb must be >= 1')
+        if self.min_value < 0 or self.min_segment_mb <= 0:
+            raise ValueError('min_value must be >= 0 and min_segment_mb > 0')
+        if self.psi_protect < 0:
+            raise ValueError('psi_protect must be >= 0')
+
+
+@dataclasses.dataclass(frozen=True)
+class ValueCurve:
+    """Gain curve of one guest: ((length_mb, MiB/s per MiB), ...)."""
+
+    segments: tuple
+    loss_density: float
+    donate_mb: int
+
+    def density_at(self, offset_mb):
+        start = 0.0
+        for length, slope in self.segments:
+            if offset_mb < start + length:
+                return slope, start + length - offset_mb
+            start += length
+        return 0.0, float('inf')
+
+    def gain(self, mb):
+        """MiB/s of reads saved by ``mb`` more MiB."""
+        total, left = 0.0, mb
+        for length, slope in self.segments:
+            used = min(left, length)
+            total += used * slope
+            left -= used
+        return total
+
+
+def value_curve(guest, cfg, params=UtilityParams()):
+    """The guest's gain curve, or None when it has no usable rates."""
+    r = model.rates(guest)
+    if r is None or not guest.has_data:
+        return None
+    s = guest.sample
+    disk = r.pgpgin_kb_s / model.KB_PER_MB
+    refault = r.refault_s * MB_PER_PAGE
+    activate = min(r.activate_s * MB_PER_PAGE, refault)
+    if refault > disk:
+        # Cannot save more reads than it does: counters disagree or lie.
+        scale = disk / refault if refault > 0 else 0.0
+        refault, activate = refault * scale, activate * scale
+    first = max(s.active_file_mb, params.min_segment_mb)
+    second = max(s.file_lru_mb, params.min_segment_mb)
+    s1 = activate / first
+    s2 = (refault - activate) / second
+    if s2 > s1:
+        segments = ((first + second, refault / (first + second)),)
+    else:
+        segments = ((first, s1), (second, s2))
+    protected = max(guards.floor_mb(guest, cfg),
+                    s.used_mb + s.active_file_mb + cfg.floor_margin_mb)
+    donate = guest.actual_mb - protected
+    stalled = (s.psi_some_avg10 is not None
+               and s.psi_some_avg10 >= params.psi_protect)
+    if stalled:
+        donate = 0
+    return ValueCurve(segments, segments[0][1], max(0, int(donate)))
+
+
+def _moves(host, cfg, params, curves):
+    """Greedy water-filling; returns ({uuid: delta_mb}, saved MiB/s)."""
+    delta = {u: 0 for u in curves}
+    guests = {g.uuid: g for g in host.guests if g.uuid in curves}
+    g_mb = params.granule_mb
+    threshold = params.min_value / 1024.0  # per MiB moved
+    saved = 0.0
+    while True:
+        takers = []
+        for u in sorted(curves):
+            if delta[u] < 0:
+                continue
+            room = guards.room_up(guests[u], cfg,
+                                  guests[u].actual_mb + delta[u])
+            if room >= g_mb:
+                slope, seg_left = curves[u].density_at(delta[u])
+                takers.append((-slope, u, room, seg_left))
+        donors = []
+        for u in sorted(curves):
+            if delta[u] > 0:
+                continue
+            room = min(curves[u].donate_mb + delta[u],
+                       guards.room_down(guests[u], cfg,
+                                        guests[u].actual_mb + delta[u]))
+            if room >= g_mb:
+                donors.append((curves[u].loss_density, u, room))
+        if not takers or not donors:
+            break
+        neg_gain, taker, t_room, seg_left = min(takers)
+        loss, donor, d_room = min(d for d in donors if d[1] != taker) \
+            if any(d[1] != taker for d in donors) else (None, None, 0)
+        if donor is None or -neg_gain - loss <= threshold:
+            break
+        amount = min(t_room, d_room, max(seg_left, g_mb))
+        amount -= amount % g_mb
+        saved += curves[taker].gain(delta[taker] + amount) \
+            - curves[taker].gain(delta[taker]) - amount * loss
+        delta[taker] += amount
+        delta[donor] -= amount
+    return delta, saved
+
+
+def plan(host: model.HostView, cfg: guards.GuardConfig,
+         params: UtilityParams = UtilityParams()) -> model.Plan:
+    curves = {}
+    for g in host.guests:
+        curve = value_curve(g, cfg, params)
+        if curve is not None:
+            curves[g.uuid] = curve
+    delta, saved = _moves(host, cfg, params, curves)
+    proposals = {}
+    for uuid, d in delta.items():
+        if d:
+            guest = host.guest(uuid)
+            density = curves[uuid].density_at(0)[0] * 1024
+            proposals[uuid] = (
+                guest.actual_mb + d,
+                'utility: value %.3f MiB/s per GiB, %s %d MiB'
+                % (density, 'gets' if d > 0 else 'gives', abs(d)))
+    result = model.Plan(host.name, moves=guards.finalize(host, proposals, cfg))
+    result.predicted_reads_avoided_mb_s = max(0.0, saved)
+    return result

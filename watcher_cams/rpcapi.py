@@ -1,0 +1,100 @@
+"""Client side of the watcher-cams-agent RPC API.
+
+The strategies (metrics) and the actions (changes) reach the agent on each
+compute node through oslo.messaging: topic ``[watcher_cams_agent] topic``,
+server = the compute host name. Watcher datasources are not pluggable and
+know none of these metrics, so this RPC is the metrics path too.
+
+API version history:
+
+* 1.0 - get_report, set_balloon, set_affinity, revert, get_state,
+  save_policy_state
+"""
+
+from oslo_log import log
+import oslo_messaging as messaging
+
+from watcher_cams import conf as cams_conf
+
+LOG = log.getLogger(__name__)
+CONF = cams_conf.CONF
+
+BALLOON = 'balloon'
+AFFINITY = 'affinity'
+KINDS = (BALLOON, AFFINITY)
+
+
+class AgentUnreachable(Exception):
+    """The agent of a host did not answer in time."""
+
+    def __init__(self, host, detail=''):
+        self.host = host
+        super().__init__('watcher-cams-agent on %s did not answer: %s'
+                         % (host, detail))
+
+
+class AgentError(Exception):
+    """The agent answered with an error (refused or failed the request)."""
+
+    def __init__(self, host, method, exc_type, detail):
+        self.host, self.method, self.exc_type = host, method, exc_type
+        super().__init__('watcher-cams-agent on %s failed %s: %s: %s'
+                         % (host, method, exc_type, detail))
+
+
+class AgentAPI:
+    VERSION = '1.0'
+
+    def __init__(self, conf=None, transport=None):
+        self._conf = conf or CONF
+        self._transport = transport or messaging.get_rpc_transport(self._conf)
+        target = messaging.Target(topic=self._conf.watcher_cams_agent.topic,
+                                  version=self.VERSION)
+        self._client = messaging.get_rpc_client(self._transport, target)
+
+    def _call(self, host, method, timeout, **kwargs):
+        cctxt = self._client.prepare(server=host, timeout=timeout)
+        try:
+            return cctxt.call({}, method, **kwargs)
+        except messaging.MessagingTimeout as exc:
+            raise AgentUnreachable(host, str(exc)) from exc
+        except messaging.RemoteError as exc:
+            raise AgentError(host, method, exc.exc_type, exc.value) from exc
+
+    def get_report(self, host):
+        """Everything the agent collected: see watcher_cams.policy.report."""
+        return self._call(host, 'get_report',
+                          self._conf.watcher_cams_agent.report_timeout)
+
+    def set_balloon(self, host, instance, target_mb, reason=''):
+        """Resize a guest's balloon; returns {previous_mb, actual_mb}."""
+        return self._call(host, 'set_balloon',
+                          self._conf.watcher_cams_agent.action_timeout,
+                          instance=instance, target_mb=int(target_mb),
+                          reason=reason)
+
+    def set_affinity(self, host, instance, cpus, reason=''):
+        """Pin all vCPUs and the emulator of a guest to ``cpus``."""
+        return self._call(host, 'set_affinity',
+                          self._conf.watcher_cams_agent.action_timeout,
+                          instance=instance, cpus=[int(c) for c in cpus],
+                          reason=reason)
+
+    def revert(self, host, instance, kind):
+        """Restore what the agent recorded before the last change."""
+        if kind not in KINDS:
+            raise ValueError('kind must be one of %s' % (KINDS,))
+        return self._call(host, 'revert',
+                          self._conf.watcher_cams_agent.action_timeout,
+                          instance=instance, kind=kind)
+
+    def get_state(self, host):
+        """The agent's persisted targets and originals per instance."""
+        return self._call(host, 'get_state',
+                          self._conf.watcher_cams_agent.report_timeout)
+
+    def save_policy_state(self, host, states):
+        """Persist per-instance policy state: {uuid: {key: state}}."""
+        return self._call(host, 'save_policy_state',
+                          self._conf.watcher_cams_agent.report_timeout,
+                          states=states)

@@ -1,0 +1,1 @@
+"""Watcher strategies of watcher-cams, one per module."""

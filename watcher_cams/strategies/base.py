@@ -1,0 +1,230 @@
+"""What every watcher-cams strategy shares: hosts in, actions out.
+
+A strategy reads Watcher's compute model (nodes, instances, flavors), asks
+each node's agent for its report, turns both into policy views, runs one
+policy per host and adds the resulting actions with efficacy indicators.
+Subclasses only say which policy runs and with which parameters.
+"""
+
+import abc
+import dataclasses
+
+from oslo_log import log
+from watcher.common import exception
+from watcher.decision_engine.model import element
+from watcher.decision_engine.strategy.strategies import base
+
+from watcher_cams import conf as cams_conf
+from watcher_cams.conf import guards as guards_conf
+from watcher_cams.policy import guards
+from watcher_cams.policy import report
+from watcher_cams import rpcapi
+
+LOG = log.getLogger(__name__)
+
+BALLOON_ACTION = 'cams_balloon'
+PIN_ACTION = 'cams_pin_vcpus'
+
+
+class InvalidAuditParameter(exception.Invalid):
+    msg_fmt = 'Invalid audit parameter %(name)s: %(reason)s'
+
+
+def check_params(builder, **values):
+    """Build a policy parameter dataclass; bad values become clear errors."""
+    try:
+        return builder(**values)
+    except (TypeError, ValueError) as exc:
+        raise InvalidAuditParameter(name=', '.join(sorted(values)),
+                                    reason=str(exc))
+
+
+class CamsStrategy(base.BaseStrategy, metaclass=abc.ABCMeta):
+    """Base of the watcher-cams strategies."""
+
+    GOAL = None
+    NAME = None
+    DISPLAY_NAME = None
+
+    def __init__(self, config, osc=None):
+        super().__init__(config, osc)
+        self._agent = None
+        self.hosts = []
+        self.plans = []
+
+    @classmethod
+    def get_name(cls):
+        return cls.NAME
+
+    @classmethod
+    def get_display_name(cls):
+        return cls.DISPLAY_NAME
+
+    @classmethod
+    def get_translatable_display_name(cls):
+        return cls.DISPLAY_NAME
+
+    @classmethod
+    def get_goal_name(cls):
+        return cls.GOAL
+
+    @classmethod
+    def get_config_opts(cls):
+        # No Watcher datasource: the agents' reports are the metrics path.
+        return []
+
+    @property
+    def agent(self):
+        if self._agent is None:
+            self._agent = rpcapi.AgentAPI()
+        return self._agent
+
+    @agent.setter
+    def agent(self, client):
+        self._agent = client
+
+    @property
+    def guard_config(self):
+        try:
+            return guards_conf.guard_config(cams_conf.CONF)
+        except guards.GuardError as exc:
+            raise exception.InvalidParameter(parameter=str(exc),
+                                             parameter_type='guard')
+
+    def param(self, name):
+        """An audit parameter, with the schema default when absent."""
+        if name in self.input_parameters:
+            return self.input_parameters[name]
+        return self.get_schema()['properties'][name].get('default')
+
+    @abc.abstractmethod
+    def policy_params(self):
+        """The policy's parameter dataclass, from the audit parameters."""
+
+    @abc.abstractmethod
+    def plan_host(self, host, params, cfg):
+        """Run the policy on one HostView; returns a Plan."""
+
+    def pre_execute(self):
+        self._pre_execute()
+
+    def do_execute(self, audit=None):
+        params = self.policy_params()
+        cfg = self.guard_config
+        for host, node in self.collect_hosts(cfg):
+            plan = self.plan_host(host, params, cfg)
+            self.after_plan(host, node, plan)
+            self.plans.append(plan)
+            self.add_plan_actions(plan)
+
+    def after_plan(self, host, node, plan):
+        """Hook run once per host after planning (e.g. persist state)."""
+
+    def post_execute(self):
+        self.solution.set_efficacy_indicators(**self.indicators())
+
+    def indicators(self):
+        changed = {m.instance for p in self.plans for m in p.moves}
+        changed |= {c.instance for p in self.plans for c in p.pins}
+        audited = sum(1 for h in self.hosts for g in h.guests if g.has_data)
+        return {'instances_changed': len(changed),
+                'audited_instances': audited}
+
+    # Hosts: compute model + agent reports -> policy views.
+
+    def collect_hosts(self, cfg):
+        """Yield (HostView, node) for every usable host in the audit scope."""
+        model = self.compute_model
+        nodes = sorted(model.get_all_compute_nodes().values(),
+                       key=lambda n: n.hostname)
+        for node in nodes:
+            if (node.status != element.ServiceState.ENABLED.value
+                    or node.state != element.ServiceState.ONLINE.value):
+                LOG.info('%s: node %s is %s/%s, skipped', self.NAME,
+                         node.hostname, node.status, node.state)
+                continue
+            instances = {i.uuid: i for i in model.get_node_instances(node)}
+            if not instances:
+                continue
+            host = self._host_view(node, instances)
+            if host is not None:
+                self.hosts.append(host)
+                yield host, node
+
+    def _host_view(self, node, instances):
+        try:
+            raw = self.agent.get_report(node.hostname)
+        except (rpcapi.AgentUnreachable, rpcapi.AgentError) as exc:
+            LOG.warning('%s: %s; host left out of this audit', self.NAME, exc)
+            return None
+        try:
+            host = report.parse_host(raw)
+        except report.ReportError as exc:
+            LOG.error('%s: report of %s rejected, host left out: %s',
+                      self.NAME, node.hostname, exc)
+            return None
+        if host.name != node.hostname:
+            LOG.error('%s: agent asked for %s answered as %s; host left out',
+                      self.NAME, node.hostname, host.name)
+            return None
+        guests = tuple(self._reconcile(g, instances.get(g.uuid))
+                       for g in host.guests)
+        for g in guests:
+            if g.problem:
+                LOG.info('%s: %s on %s left alone: %s', self.NAME, g.uuid,
+                         host.name, g.problem)
+        return dataclasses.replace(
+            host, guests=guests,
+            reserved_mb=max(host.reserved_mb, node.memory_mb_reserved or 0))
+
+    @staticmethod
+    def _reconcile(guest, instance):
+        """Apply what the compute model knows about an instance."""
+        if instance is None:
+            return dataclasses.replace(
+                guest, problem=guest.problem or 'not in the audit scope')
+        if (instance.watcher_exclude
+                or instance.state != element.InstanceState.ACTIVE.value):
+            return dataclasses.replace(
+                guest, problem=guest.problem or 'excluded or not active '
+                '(%s)' % instance.state)
+        changes = {}
+        if instance.memory and instance.memory < guest.max_mb:
+            changes['max_mb'] = instance.memory
+        specs = instance.flavor_extra_specs or {}
+        if specs.get('hw:cpu_policy') == 'dedicated':
+            changes['dedicated_cpus'] = True
+        return dataclasses.replace(guest, **changes) if changes else guest
+
+    # Plans -> Watcher actions.
+
+    def add_plan_actions(self, plan):
+        for move in plan.ordered_moves():
+            self.solution.add_action(
+                action_type=BALLOON_ACTION, resource_id=move.instance,
+                input_parameters={'host': move.host,
+                                  'target_mb': move.target_mb,
+                                  'current_mb': move.current_mb,
+                                  'reason': move.reason[:255]})
+        for pin in plan.pins:
+            self.solution.add_action(
+                action_type=PIN_ACTION, resource_id=pin.instance,
+                input_parameters={'host': pin.host, 'cpus': list(pin.cpus),
+                                  'llc': pin.llc,
+                                  'reason': pin.reason[:255]})
+
+
+class MemoryStrategy(CamsStrategy, metaclass=abc.ABCMeta):
+    """A strategy for the memory_cache_efficiency goal."""
+
+    GOAL = 'memory_cache_efficiency'
+
+    def indicators(self):
+        result = super().indicators()
+        result.update(
+            memory_moved_mb=sum(p.memory_moved_mb for p in self.plans),
+            predicted_disk_reads_avoided=round(
+                sum(p.predicted_reads_avoided_mb_s for p in self.plans), 3),
+            ksm_memory_returned_mb=sum(p.ksm_returned_mb
+                                       for p in self.plans))
+        return result

@@ -1,0 +1,95 @@
+"""Strategy ``cache_aware_balloon``: memory to where page cache pays off."""
+
+from watcher_cams.policy import cams
+from watcher_cams.policy import utility
+from watcher_cams.strategies import base
+
+PAPER, UTILITY = 'paper', 'utility'
+
+
+class CacheAwareBalloon(base.MemoryStrategy):
+    """Cache-aware balloon
+
+    *Description*
+
+    Moves memory with the virtio balloon, inside each compute node, from
+    guests whose page cache does not save disk reads to guests where it
+    does. ``mode=paper`` reproduces CAMS: fixed steps from the guest with
+    the lowest cache utilization (Active(file) over the file LRU) to the
+    highest. ``mode=utility`` estimates each guest's marginal value of memory
+    from its refault counters and moves memory toward equal marginal value.
+
+    *Requirements*
+
+    watcher-cams-agent on every compute node; instances with a virtio
+    balloon (stats period set) and the QEMU guest agent.
+
+    *Limitations*
+
+    Memory moves within a host only; guests without guest-agent data are
+    left alone.
+    """
+
+    NAME = 'cache_aware_balloon'
+    DISPLAY_NAME = 'Cache-aware balloon'
+
+    @classmethod
+    def get_schema(cls):
+        return {
+            'type': 'object',
+            'properties': {
+                'mode': {'type': 'string', 'enum': [PAPER, UTILITY],
+                         'default': UTILITY,
+                         'description': 'paper: CAMS fixed steps; utility: '
+                                        'equal marginal value.'},
+                'pages_per_step': {'type': 'integer', 'minimum': 1,
+                                   'default': 64,
+                                   'description': 'paper mode: N pages per '
+                                                  'step.'},
+                'page_mb': {'type': 'integer', 'minimum': 1, 'default': 2,
+                            'description': 'paper mode: MiB per page.'},
+                'max_steps': {'type': 'integer', 'minimum': 0, 'default': 4,
+                              'description': 'paper mode: steps per audit '
+                                             'cycle.'},
+                'tolerance': {'type': 'number', 'minimum': 0, 'maximum': 1,
+                              'default': 0.05,
+                              'description': 'paper mode: utilizations '
+                                             'this close count as equal.'},
+                'granule_mb': {'type': 'integer', 'minimum': 1,
+                               'default': 64,
+                               'description': 'utility mode: unit of memory '
+                                              'moved (MiB).'},
+                'min_value': {'type': 'number', 'minimum': 0,
+                              'default': 0.05,
+                              'description': 'utility mode: least disk reads '
+                                             'saved (MiB/s per GiB moved) '
+                                             'worth a move.'},
+                'psi_protect': {'type': 'number', 'minimum': 0,
+                                'maximum': 100, 'default': 10.0,
+                                'description': 'utility mode: guests with '
+                                               'memory PSI some avg10 at or '
+                                               'above this never give.'},
+            },
+            'additionalProperties': False,
+        }
+
+    def policy_params(self):
+        if self.param('mode') not in (PAPER, UTILITY):
+            raise base.InvalidAuditParameter(
+                name='mode', reason='%r is not paper or utility'
+                % (self.param('mode'),))
+        if self.param('mode') == PAPER:
+            return base.check_params(
+                cams.CamsParams, pages_per_step=self.param('pages_per_step'),
+                page_mb=self.param('page_mb'),
+                max_steps=self.param('max_steps'),
+                tolerance=self.param('tolerance'))
+        return base.check_params(
+            utility.UtilityParams, granule_mb=self.param('granule_mb'),
+            min_value=self.param('min_value'),
+            psi_protect=self.param('psi_protect'))
+
+    def plan_host(self, host, params, cfg):
+        if isinstance(params, cams.CamsParams):
+            return cams.plan(host, cfg, params)
+        return utility.plan(host, cfg, params)

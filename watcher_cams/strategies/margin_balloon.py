@@ -1,0 +1,69 @@
+"""Strategy ``margin_balloon``: size guests by Committed_AS plus a margin."""
+
+from oslo_log import log
+
+from watcher_cams.policy import margin
+from watcher_cams import rpcapi
+from watcher_cams.strategies import base
+
+LOG = log.getLogger(__name__)
+
+
+class MarginBalloon(base.MemoryStrategy):
+    """Margin balloon
+
+    *Description*
+
+    The Balloon Controller: each guest's target is its Committed_AS plus a
+    margin learned per guest by a two-state (UP/DOWN) controller from its
+    cache size and Active(file), with the host-capacity guard the original
+    lacked. Controller state is kept by each host's agent between audits.
+
+    *Requirements*
+
+    watcher-cams-agent on every compute node; a continuous audit with a
+    short interval (the controller advances once per audit cycle).
+
+    *Limitations*
+
+    Working sets that change faster than the audit interval are followed
+    late.
+    """
+
+    NAME = 'margin_balloon'
+    DISPLAY_NAME = 'Margin balloon'
+    STATE_KEY = 'margin'
+
+    @classmethod
+    def get_schema(cls):
+        d = margin.MarginParams()
+        props = {}
+        for name, help_ in (
+                ('up_mb', 'MiB added per consecutive UP step.'),
+                ('down_mb', 'MiB removed per consecutive DOWN step.'),
+                ('max_step_mb', 'Largest margin change per cycle (MiB).'),
+                ('min_margin_mb', 'Smallest margin (MiB).'),
+                ('initial_margin_mb', 'Margin of a guest seen first (MiB).'),
+                ('change_mb', 'Cache changes above this count as changed.')):
+            props[name] = {'type': 'integer', 'minimum': 0,
+                           'default': getattr(d, name), 'description': help_}
+        return {'type': 'object', 'properties': props,
+                'additionalProperties': False}
+
+    def policy_params(self):
+        names = self.get_schema()['properties']
+        return base.check_params(margin.MarginParams,
+                                 **{n: self.param(n) for n in names})
+
+    def plan_host(self, host, params, cfg):
+        return margin.plan(host, cfg, params, state_key=self.STATE_KEY)
+
+    def after_plan(self, host, node, plan):
+        # The controller's memory lives with the agent, so it survives
+        # decision-engine restarts and follows the host's guests.
+        try:
+            self.agent.save_policy_state(host.name, plan.policy_state)
+        except (rpcapi.AgentUnreachable, rpcapi.AgentError) as exc:
+            LOG.warning('%s: controller state of %s not saved (%s); the '
+                        'next cycle repeats this step', self.NAME,
+                        host.name, exc)
