@@ -60,6 +60,14 @@ class AgentAPI:
             raise AgentUnreachable(host, str(exc)) from exc
         except messaging.RemoteError as exc:
             raise AgentError(host, method, exc.exc_type, exc.value) from exc
+        except messaging.MessagingException as exc:
+            raise AgentUnreachable(host, str(exc)) from exc
+        except Exception as exc:
+            # The server's own exception, re-raised by oslo.messaging: as its
+            # class for builtins, renamed with '_Remote' for the others.
+            name = type(exc).__name__.removesuffix('_Remote')
+            raise AgentError(host, method, name,
+                             str(exc).split('\n')[0]) from exc
 
     def get_report(self, host):
         """Everything the agent collected: see watcher_cams.policy.report."""

@@ -1,0 +1,50 @@
+"""A fake of the agent RPC boundary for unit tests.
+
+The real client is tested over oslo.messaging in test_rpcapi and against
+the real agent in the functional tests; here only its API is honoured.
+"""
+
+from watcher_cams import rpcapi
+
+
+class FakeAgent:
+    def __init__(self, reports=(), down=(), state=None):
+        self.reports = {r['host']: r for r in reports}
+        self.down = set(down)
+        self.calls = []
+        self.saved = {}
+        self.state = state or {}
+
+    def _check(self, host):
+        if host in self.down:
+            raise rpcapi.AgentUnreachable(host, 'timed out')
+
+    def get_report(self, host):
+        self.calls.append(('get_report', host))
+        self._check(host)
+        return self.reports[host]
+
+    def save_policy_state(self, host, states):
+        self.calls.append(('save_policy_state', host))
+        self._check(host)
+        self.saved.setdefault(host, {}).update(states)
+
+    def get_state(self, host):
+        self.calls.append(('get_state', host))
+        self._check(host)
+        return self.state
+
+    def set_balloon(self, host, instance, target_mb, reason=''):
+        self.calls.append(('set_balloon', host, instance, target_mb))
+        self._check(host)
+        return {'previous_mb': 1, 'actual_mb': target_mb}
+
+    def set_affinity(self, host, instance, cpus, reason=''):
+        self.calls.append(('set_affinity', host, instance, list(cpus)))
+        self._check(host)
+        return {'previous': [], 'cpus': list(cpus)}
+
+    def revert(self, host, instance, kind):
+        self.calls.append(('revert', host, instance, kind))
+        self._check(host)
+        return {'reverted': kind}

@@ -1,0 +1,70 @@
+import jsonschema
+from watcher.applier.loading import default as loading
+from watcher.common import exception
+from watcher.tests.unit import base
+
+from tests.unit.glue import fakes
+from watcher_cams import rpcapi
+
+UUID = '11111111-1111-4111-8111-111111111111'
+
+
+class TestActions(base.TestCase):
+    def load(self, name, params, agent=None):
+        action = loading.DefaultActionLoader().load(name)
+        action.input_parameters = dict(params, resource_id=UUID)
+        action.agent = agent or fakes.FakeAgent(state={'running': [UUID]})
+        return action
+
+    def test_balloon_executes_and_reverts_through_the_agent(self):
+        action = self.load('cams_balloon', {'host': 'cmp-a',
+                                            'target_mb': 1024,
+                                            'current_mb': 2048,
+                                            'reason': 'test'})
+        self.assertTrue(action.validate_parameters())
+        action.pre_condition()
+        self.assertTrue(action.execute())
+        action.revert()
+        self.assertEqual([('get_state', 'cmp-a'),
+                          ('set_balloon', 'cmp-a', UUID, 1024),
+                          ('revert', 'cmp-a', UUID, 'balloon')],
+                         action.agent.calls)
+
+    def test_pin_executes_and_reverts(self):
+        action = self.load('cams_pin_vcpus', {'host': 'cmp-a',
+                                              'cpus': [2, 3], 'llc': 'L3-1'})
+        self.assertTrue(action.validate_parameters())
+        self.assertTrue(action.execute())
+        action.revert()
+        self.assertIn(('set_affinity', 'cmp-a', UUID, [2, 3]),
+                      action.agent.calls)
+        self.assertIn(('revert', 'cmp-a', UUID, 'affinity'),
+                      action.agent.calls)
+
+    def test_schema_rejects_bad_parameters(self):
+        for name, params in (
+                ('cams_balloon', {'host': 'cmp-a', 'target_mb': 0}),
+                ('cams_balloon', {'host': 'cmp-a', 'target_mb': '1024'}),
+                ('cams_balloon', {'target_mb': 1024}),
+                ('cams_balloon', {'host': 'cmp-a', 'target_mb': 1,
+                                  'extra': 1}),
+                ('cams_pin_vcpus', {'host': 'cmp-a', 'cpus': []}),
+                ('cams_pin_vcpus', {'host': 'cmp-a', 'cpus': [-1]})):
+            action = self.load(name, params)
+            self.assertRaises(jsonschema.ValidationError,
+                              action.validate_parameters)
+
+    def test_gone_instance_is_skipped(self):
+        action = self.load('cams_balloon', {'host': 'cmp-a',
+                                            'target_mb': 1024},
+                           fakes.FakeAgent(state={'running': []}))
+        self.assertRaises(exception.ActionSkipped, action.pre_condition)
+
+    def test_unreachable_agent_fails_cleanly(self):
+        agent = fakes.FakeAgent(down={'cmp-a'})
+        action = self.load('cams_balloon', {'host': 'cmp-a',
+                                            'target_mb': 1024}, agent)
+        self.assertRaises(exception.ActionExecutionFailure,
+                          action.pre_condition)
+        self.assertFalse(action.execute())
+        self.assertRaises(rpcapi.AgentUnreachable, action.revert)

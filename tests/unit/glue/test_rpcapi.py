@@ -1,0 +1,75 @@
+"""The RPC client against a real oslo.messaging server on the fake driver.
+
+The fake driver is oslo.messaging's own in-process transport: requests are
+serialized and dispatched to a real RPC server exactly as over RabbitMQ.
+The functional tests of the agent repeat this over a real RabbitMQ.
+"""
+
+import oslo_messaging as messaging
+from watcher.tests.unit import base
+
+from watcher_cams import conf as cams_conf
+from watcher_cams import rpcapi
+
+
+class Endpoint:
+    target = messaging.Target(version='1.0')
+
+    def __init__(self):
+        self.balloons = []
+
+    def get_report(self, ctxt):
+        return {'version': 1, 'host': 'cmp-a'}
+
+    def set_balloon(self, ctxt, instance, target_mb, reason):
+        if target_mb < 256:
+            raise ValueError('below floor')
+        self.balloons.append((instance, target_mb, reason))
+        return {'previous_mb': 2048, 'actual_mb': target_mb}
+
+    def revert(self, ctxt, instance, kind):
+        return {'kind': kind}
+
+
+class TestAgentAPI(base.TestCase):
+    def setUp(self):
+        super().setUp()
+        # The global CONF, as in the decision engine; Watcher's test fixtures
+        # reset overrides after each test.
+        self.conf = cams_conf.CONF
+        self.conf.set_override('report_timeout', 1, 'watcher_cams_agent')
+        self.conf.set_override('action_timeout', 1, 'watcher_cams_agent')
+        self.transport = messaging.get_rpc_transport(self.conf,
+                                                     url='fake:/')
+        self.endpoint = Endpoint()
+        target = messaging.Target(topic='watcher-cams-agent',
+                                  server='cmp-a')
+        self.server = messaging.get_rpc_server(self.transport, target,
+                                               [self.endpoint])
+        self.server.start()
+        self.addCleanup(self.server.wait)
+        self.addCleanup(self.server.stop)
+        self.api = rpcapi.AgentAPI(self.conf, self.transport)
+
+    def test_round_trip(self):
+        self.assertEqual('cmp-a', self.api.get_report('cmp-a')['host'])
+        answer = self.api.set_balloon('cmp-a', 'u1', 1024.0, 'why')
+        self.assertEqual(1024, answer['actual_mb'])
+        self.assertEqual([('u1', 1024, 'why')], self.endpoint.balloons)
+        self.assertEqual({'kind': 'balloon'},
+                         self.api.revert('cmp-a', 'u1', 'balloon'))
+
+    def test_remote_refusal_is_agent_error(self):
+        exc = self.assertRaises(rpcapi.AgentError, self.api.set_balloon,
+                                'cmp-a', 'u1', 1)
+        self.assertEqual('ValueError', exc.exc_type)
+        self.assertIn('below floor', str(exc))
+
+    def test_missing_agent_is_unreachable(self):
+        exc = self.assertRaises(rpcapi.AgentUnreachable,
+                                self.api.get_report, 'cmp-z')
+        self.assertEqual('cmp-z', exc.host)
+
+    def test_unknown_revert_kind_refused_locally(self):
+        self.assertRaises(ValueError, self.api.revert, 'cmp-a', 'u1',
+                          'everything')

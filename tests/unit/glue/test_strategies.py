@@ -1,0 +1,208 @@
+import copy
+from unittest import mock
+
+import jsonschema
+
+from watcher.common import exception
+from watcher.common import utils
+from watcher.decision_engine.strategy.selection import default as selection
+from watcher.decision_engine.strategy import strategies
+from watcher.tests.unit import base
+
+from tests.unit.glue import fakes
+from watcher_cams.lab import example
+from watcher_cams.lab import runner
+from watcher_cams.strategies import base as cams_base
+
+
+class StrategyTestCase(base.TestCase):
+    goal = 'memory_cache_efficiency'
+
+    def setUp(self):
+        super().setUp()
+        self.example = example.PaperExample()
+        self.reports = [self.example.report()]
+        p_model = mock.patch.object(strategies.BaseStrategy, 'compute_model',
+                                    new_callable=mock.PropertyMock)
+        self.m_model = p_model.start()
+        self.addCleanup(p_model.stop)
+        p_scope = mock.patch.object(strategies.BaseStrategy, 'audit_scope',
+                                    new_callable=mock.PropertyMock)
+        p_scope.start().return_value = mock.Mock()
+        self.addCleanup(p_scope.stop)
+
+    def strategy(self, name, params=None, reports=None, agent=None):
+        reports = self.reports if reports is None else reports
+        self.m_model.return_value = runner.compute_model(reports)
+        selector = selection.DefaultStrategySelector(
+            goal_name=self.goal, strategy_name=name)
+        s = selector.select()
+        params = dict(params or {})
+        utils.StrictDefaultValidatingDraft4Validator(
+            s.get_schema()).validate(params)
+        s.input_parameters.update(params)
+        s.agent = agent or fakes.FakeAgent(reports)
+        return s
+
+    def targets(self, solution):
+        return {a['input_parameters']['resource_id']:
+                a['input_parameters']['target_mb']
+                for a in solution.actions}
+
+
+class TestCacheAwareBalloon(StrategyTestCase):
+    def test_both_modes_move_memory_to_vm1(self):
+        for mode in ('paper', 'utility'):
+            solution = self.strategy('cache_aware_balloon',
+                                     {'mode': mode}).execute()
+            t = self.targets(solution)
+            self.assertGreater(t[self.example.VM1], 3840, mode)
+            self.assertLess(t[self.example.VM2], 3840, mode)
+            kinds = [a['action_type'] for a in solution.actions]
+            self.assertEqual(['cams_balloon'] * 2, kinds)
+            # The shrink comes first, so the applier never over-commits.
+            first = solution.actions[0]['input_parameters']
+            self.assertLess(first['target_mb'], first['current_mb'])
+            names = {i['name']: i['value']
+                     for i in solution.efficacy_indicators}
+            self.assertEqual(2, names['instances_changed'])
+            self.assertGreater(names['memory_moved_mb'], 0)
+
+    def test_selector_finds_the_default_for_the_goal(self):
+        s = selection.DefaultStrategySelector(goal_name=self.goal).select()
+        self.assertIsInstance(s, cams_base.MemoryStrategy)
+
+    def test_bad_parameters_rejected_clearly(self):
+        validator = utils.StrictDefaultValidatingDraft4Validator(
+            self.strategy('cache_aware_balloon').get_schema())
+        for bad in ({'mode': 'magic'}, {'pages_per_step': 0},
+                    {'tolerance': 2}):
+            self.assertRaises(jsonschema.ValidationError,
+                              validator.validate, dict(bad))
+        self.assertRaises(exception.AuditParameterNotAllowed,
+                          validator.validate, {'unknown': 1})
+        # Values the schema cannot express are caught by the policy.
+        s = self.strategy('cache_aware_balloon')
+        s.input_parameters.update({'mode': 'paper', 'tolerance': 1.0})
+        exc = self.assertRaises(cams_base.InvalidAuditParameter, s.execute)
+        self.assertIn('tolerance', str(exc))
+
+    def test_unreachable_agent_leaves_host_out(self):
+        agent = fakes.FakeAgent(self.reports, down={'cmp-a'})
+        solution = self.strategy('cache_aware_balloon',
+                                 agent=agent).execute()
+        self.assertEqual([], solution.actions)
+
+    def test_malformed_report_leaves_host_out(self):
+        bad = copy.deepcopy(self.reports[0])
+        bad['memory']['total_mb'] = 'plenty'
+        agent = fakes.FakeAgent([bad])
+        solution = self.strategy('cache_aware_balloon', agent=agent,
+                                 reports=self.reports).execute()
+        self.assertEqual([], solution.actions)
+
+    def test_bad_guest_data_leaves_only_that_guest_alone(self):
+        rep = copy.deepcopy(self.reports[0])
+        third = copy.deepcopy(rep['guests'][0])
+        third['uuid'] = '33333333-3333-4333-8333-333333333333'
+        third['agent'] = 'unavailable'
+        rep['guests'].append(third)
+        rep['memory']['total_mb'] += third['actual_mb']
+        solution = self.strategy('cache_aware_balloon',
+                                 reports=[rep]).execute()
+        t = self.targets(solution)
+        self.assertNotIn(third['uuid'], t)
+        self.assertIn(self.example.VM1, t)
+
+    def test_instances_outside_scope_are_counted_not_moved(self):
+        rep = self.reports[0]
+        model = runner.compute_model([rep])
+        inst = model.get_instance_by_uuid(self.example.VM2)
+        inst.watcher_exclude = True
+        s = self.strategy('cache_aware_balloon')
+        self.m_model.return_value = model
+        self.assertEqual({}, self.targets(s.execute()))
+
+    def test_dedicated_instance_flag_from_flavor(self):
+        rep = self.reports[0]
+        model = runner.compute_model([rep])
+        inst = model.get_instance_by_uuid(self.example.VM1)
+        inst.flavor_extra_specs = {'hw:cpu_policy': 'dedicated'}
+        s = self.strategy('cache_aware_balloon')
+        self.m_model.return_value = model
+        s.execute()
+        self.assertTrue(s.hosts[0].guest(self.example.VM1).dedicated_cpus)
+
+
+class TestMarginBalloon(StrategyTestCase):
+    def test_state_saved_with_the_agent_and_used_next_cycle(self):
+        agent = fakes.FakeAgent(self.reports)
+        self.strategy('margin_balloon', agent=agent).execute()
+        saved = agent.saved['cmp-a']
+        self.assertEqual({self.example.VM1, self.example.VM2}, set(saved))
+        rep = copy.deepcopy(self.reports[0])
+        for g in rep['guests']:
+            g['policy_state'] = saved[g['uuid']]
+        agent2 = fakes.FakeAgent([rep])
+        self.strategy('margin_balloon', agent=agent2,
+                      reports=[rep]).execute()
+        self.assertTrue(agent2.saved['cmp-a'][self.example.VM1]['margin']
+                        ['seen'])
+
+    def test_unsaved_state_does_not_fail_the_audit(self):
+        agent = fakes.FakeAgent(self.reports)
+        agent.save_policy_state = mock.Mock(
+            side_effect=cams_base.rpcapi.AgentUnreachable('cmp-a'))
+        solution = self.strategy('margin_balloon', agent=agent).execute()
+        self.assertTrue(solution.actions)
+
+
+class TestKsmBalloon(StrategyTestCase):
+    def test_hands_out_ksm_savings(self):
+        rep = copy.deepcopy(self.reports[0])
+        rep['ksm']['pages_sharing'] = 1024 * 256  # 1 GiB saved
+        for g in rep['guests']:
+            g['base_mb'] = g['actual_mb']
+        solution = self.strategy('ksm_balloon', reports=[rep]).execute()
+        t = self.targets(solution)
+        self.assertEqual({self.example.VM1: 3840 + 256,
+                          self.example.VM2: 3840 + 256}, t)
+        names = {i['name']: i['value'] for i in solution.efficacy_indicators}
+        self.assertEqual(512, names['ksm_memory_returned_mb'])
+
+
+class TestSharingAwarePinning(StrategyTestCase):
+    goal = 'cpu_cache_affinity'
+
+    def test_pins_sharing_pairs_onto_one_llc(self):
+        rep = copy.deepcopy(self.reports[0])
+        rep['topology'] = {'llc': [{'name': 'L3-0', 'cpus': [0, 1]},
+                                   {'name': 'L3-1', 'cpus': [2, 3]}],
+                           'shared_cpus': [0, 1, 2, 3]}
+        extra = []
+        for n, g in enumerate(rep['guests']):
+            g['cpus'] = [[0, 1, 2, 3]]
+            twin = copy.deepcopy(g)
+            twin['uuid'] = '%d%s' % (n + 5, g['uuid'][1:])
+            extra.append(twin)
+        rep['guests'] += extra
+        rep['sharing'] = [
+            {'a': rep['guests'][0]['uuid'], 'b': extra[0]['uuid'],
+             'pages': 90000},
+            {'a': rep['guests'][1]['uuid'], 'b': extra[1]['uuid'],
+             'pages': 80000}]
+        solution = self.strategy('sharing_aware_pinning',
+                                 {'cpu_allocation_ratio': 1.0},
+                                 reports=[rep]).execute()
+        llc = {a['input_parameters']['resource_id']:
+               a['input_parameters']['llc'] for a in solution.actions}
+        self.assertEqual(llc[rep['guests'][0]['uuid']], llc[extra[0]['uuid']])
+        self.assertNotEqual(llc[rep['guests'][0]['uuid']],
+                            llc[rep['guests'][1]['uuid']])
+        names = {i['name']: i['value'] for i in solution.efficacy_indicators}
+        self.assertEqual(100.0, names['sharing_kept_in_llc'])
+
+    def test_bad_ratio_rejected(self):
+        s = self.strategy('sharing_aware_pinning')
+        s.input_parameters.update({'cpu_allocation_ratio': -1})
+        self.assertRaises(exception.Invalid, s.execute)

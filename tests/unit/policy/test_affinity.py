@@ -1,0 +1,86 @@
+import itertools
+
+import testtools
+
+from tests.unit import factory
+from watcher_cams.policy import affinity
+from watcher_cams.policy import model
+
+DOMAINS = (model.LlcDomain('L3-0', (0, 1, 2, 3), 0),
+           model.LlcDomain('L3-1', (4, 5, 6, 7), 1))
+
+
+def guests(n, **kw):
+    return [model.GuestView(uuid=factory.uid(i), name='g%d' % i,
+                            max_mb=1024, actual_mb=1024, vcpus=2,
+                            ram_pages=262144, cpus=((0, 1, 2, 3, 4, 5, 6,
+                                                     7),) * 2, **kw)
+            for i in range(1, n + 1)]
+
+
+def host(gs, sharing, **kw):
+    return factory.host(gs, llc_domains=DOMAINS, sharing={
+        model.pair_key(factory.uid(a), factory.uid(b)): p
+        for (a, b), p in sharing.items()}, **kw)
+
+
+PARAMS = affinity.AffinityParams(cpu_allocation_ratio=1.0)
+
+
+class TestAffinity(testtools.TestCase):
+    def test_pairs_with_most_sharing_share_an_llc(self):
+        # g1-g3 and g2-g4 share heavily; capacity 4 vCPUs per LLC.
+        h = host(guests(4), {(1, 3): 150000, (2, 4): 140000, (1, 2): 500})
+        plan = affinity.plan(h, PARAMS)
+        where = {p.instance: p.llc for p in plan.pins}
+        self.assertEqual(where[factory.uid(1)], where[factory.uid(3)])
+        self.assertEqual(where[factory.uid(2)], where[factory.uid(4)])
+        self.assertNotEqual(where[factory.uid(1)], where[factory.uid(2)])
+        pin = plan.pins[0]
+        self.assertIn(pin.cpus, ((0, 1, 2, 3), (4, 5, 6, 7)))
+        self.assertAlmostEqual(290000 / 290500, plan.sharing_in_llc)
+
+    def test_capacity_respected(self):
+        h = host(guests(4), {(a, b): 1000 for a, b in
+                             itertools.combinations(range(1, 5), 2)})
+        plan = affinity.plan(h, PARAMS)
+        load = {}
+        for p in plan.pins:
+            load[p.llc] = load.get(p.llc, 0) + 2
+        self.assertTrue(all(v <= 4 for v in load.values()))
+
+    def test_dedicated_guests_never_moved_but_attract(self):
+        gs = guests(3)
+        fixed = model.GuestView(uuid=factory.uid(9), name='ded', max_mb=1024,
+                                actual_mb=1024, vcpus=2, ram_pages=262144,
+                                dedicated_cpus=True, cpus=((6,), (7,)))
+        h = host(gs + [fixed], {(1, 9): 200000, (2, 3): 100000})
+        plan = affinity.plan(h, PARAMS)
+        where = {p.instance: p.llc for p in plan.pins}
+        self.assertNotIn(fixed.uuid, where)
+        self.assertEqual('L3-1', where[factory.uid(1)])
+
+    def test_one_llc_no_plan(self):
+        h = factory.host(guests(2), llc_domains=DOMAINS[:1], sharing={
+            model.pair_key(factory.uid(1), factory.uid(2)): 10})
+        plan = affinity.plan(h, PARAMS)
+        self.assertEqual([], plan.pins)
+        self.assertEqual(1.0, plan.sharing_in_llc)
+
+    def test_greedy_plus_search_matches_exact_on_small_inputs(self):
+        sharing = {(a, b): (a * 7919 + b * 104729) % 100000
+                   for a, b in itertools.combinations(range(1, 7), 2)}
+        six = [dataclass_vcpus(g, 1) for g in guests(6)]
+        exact = affinity.plan(host(six, sharing), affinity.AffinityParams(
+            cpu_allocation_ratio=1.0, exact_limit=8))
+        heuristic = affinity.plan(host(six, sharing), affinity.AffinityParams(
+            cpu_allocation_ratio=1.0, exact_limit=0))
+        self.assertGreaterEqual(exact.sharing_kept_pages,
+                                heuristic.sharing_kept_pages)
+        self.assertGreaterEqual(heuristic.sharing_kept_pages,
+                                0.9 * exact.sharing_kept_pages)
+
+
+def dataclass_vcpus(g, n):
+    import dataclasses
+    return dataclasses.replace(g, vcpus=n)

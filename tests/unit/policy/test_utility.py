@@ -1,0 +1,91 @@
+import testtools
+
+from tests.unit import factory
+from watcher_cams.lab import example
+from watcher_cams.policy import cams
+from watcher_cams.policy import guards
+from watcher_cams.policy import model
+from watcher_cams.policy import report
+from watcher_cams.policy import utility
+
+CFG = guards.GuardConfig()
+
+
+def run_cycles(mode, cycles=30):
+    """Audit cycles on the paper example; returns cycles until no moves."""
+    ex = example.PaperExample()
+    for cycle in range(cycles):
+        h = report.parse_host(ex.report())
+        plan = (cams.plan(h, CFG) if mode == 'paper'
+                else utility.plan(h, CFG))
+        if not plan.moves:
+            return cycle, ex
+        ex.apply({m.instance: m.target_mb for m in plan.moves})
+    return cycles, ex
+
+
+class TestValueCurve(testtools.TestCase):
+    def test_no_rates_without_previous_sample(self):
+        g = model.GuestView(uuid='a', name='a', max_mb=1024, actual_mb=1024,
+                            sample=factory.sample())
+        self.assertIsNone(utility.value_curve(g, CFG))
+
+    def test_counter_reset_gives_no_rates(self):
+        g = factory.guest(1, refault_s=100)
+        g = model.GuestView(**dict(g.__dict__, previous=g.sample,
+                                   sample=g.previous))
+        self.assertIsNone(model.rates(g))
+
+    def test_curve_is_concave_and_capped_by_disk_reads(self):
+        g = factory.guest(1, read_mb_s=1.0, refault_s=factory.pages_s(5.0),
+                          activate_s=factory.pages_s(4.0))
+        curve = utility.value_curve(g, CFG)
+        slopes = [s for _, s in curve.segments]
+        self.assertEqual(sorted(slopes, reverse=True), slopes)
+        self.assertLessEqual(curve.gain(10 ** 9), 1.0 + 1e-9)
+
+    def test_stalled_guest_never_donates(self):
+        g = factory.guest(1, psi=25.0)
+        self.assertEqual(0, utility.value_curve(g, CFG).donate_mb)
+
+    def test_active_list_protected(self):
+        g = factory.guest(1, actual_mb=2048, used_mb=256, active_mb=1500,
+                          inactive_mb=292)
+        # floor margin 128: 2048 - (256 + 1500 + 128)
+        self.assertEqual(164, utility.value_curve(g, CFG).donate_mb)
+
+
+class TestUtilityPlan(testtools.TestCase):
+    def test_memory_goes_to_the_guest_whose_refaults_show_value(self):
+        busy = factory.guest(1, read_mb_s=2.0,
+                             refault_s=factory.pages_s(1.5),
+                             activate_s=factory.pages_s(1.0))
+        idle = factory.guest(2, active_mb=20, read_mb_s=8.0)
+        plan = utility.plan(factory.host([busy, idle], ram_mb=4096), CFG)
+        by = {m.instance: m.delta_mb for m in plan.moves}
+        self.assertGreater(by[busy.uuid], 0)
+        self.assertEqual(0, sum(by.values()))
+        self.assertGreater(plan.predicted_reads_avoided_mb_s, 0)
+
+    def test_nothing_moves_without_value(self):
+        a = factory.guest(1, read_mb_s=1.0)
+        b = factory.guest(2, read_mb_s=1.0)
+        self.assertEqual([], utility.plan(factory.host([a, b]), CFG).moves)
+
+    def test_paper_example_moves_memory_to_vm1(self):
+        ex = example.PaperExample()
+        plan = utility.plan(report.parse_host(ex.report()), CFG)
+        by = {m.instance: m.delta_mb for m in plan.moves}
+        self.assertGreater(by[ex.VM1], 0)
+        self.assertLess(by[ex.VM2], 0)
+
+    def test_converges_in_three_cycles_where_paper_mode_needs_many(self):
+        utility_cycles, u_ex = run_cycles('utility')
+        paper_cycles, p_ex = run_cycles('paper')
+        self.assertLessEqual(utility_cycles, 3)
+        self.assertGreater(paper_cycles, 2 * utility_cycles)
+        # Both end with VM1 reading less from disk than at the start.
+        start = example.PaperExample().disk_read_mb_s()[example.
+                                                        PaperExample.VM1]
+        self.assertLess(u_ex.disk_read_mb_s()[u_ex.VM1], start)
+        self.assertLess(p_ex.disk_read_mb_s()[p_ex.VM1], start)
