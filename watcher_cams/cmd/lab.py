@@ -95,14 +95,27 @@ def main(argv=None):
                         'CAMS paper example and print the plans')
     ex.add_argument('--cycles', type=int, default=8,
                     help='audit cycles to run in the cycle table')
+    bench = sub.add_parser('bench-plan', help='time planning for a large '
+                           'cloud (no RPC) and print the figures')
+    bench.add_argument('--nodes', type=int, default=500)
+    bench.add_argument('--instances', type=int, default=20,
+                       help='instances per node')
+    bench.add_argument('--seed', type=int, default=1)
     args = parser.parse_args(argv)
     if args.command is None:
         args = parser.parse_args(['example'] + list(argv or []))
-    if args.cycles < 0:
-        parser.error('--cycles must be >= 0')
     # Watcher's dependencies warn about eventlet and cgi on import; they are
     # noise for a lab run.
     warnings.simplefilter('ignore')
+    if args.command == 'bench-plan':
+        if args.nodes < 1 or args.instances < 1:
+            parser.error('--nodes and --instances must be >= 1')
+        from watcher_cams.lab import bench
+        worst = bench.run(args.nodes, args.instances, args.seed,
+                          out=lambda line: print(line, flush=True))
+        return 0 if worst <= bench.TARGET_S else 1
+    if args.cycles < 0:
+        parser.error('--cycles must be >= 0')
     _example_plans(sys.stdout)
     _example_cycles(sys.stdout, args.cycles)
     return 0

@@ -54,12 +54,18 @@ def load_strategy(name, parameters=None):
     return strategy
 
 
-def run(name, model, agent, parameters=None):
-    """Execute strategy ``name``; returns (strategy, solution)."""
+def prepare(name, model, agent, parameters=None):
+    """Strategy ``name`` loaded and given its model and agent client."""
     strategy = load_strategy(name, parameters)
     # What BaseStrategy.compute_model caches after asking Nova's collector.
     strategy._compute_model = model
     strategy.agent = agent
+    return strategy
+
+
+def run(name, model, agent, parameters=None):
+    """Execute strategy ``name``; returns (strategy, solution)."""
+    strategy = prepare(name, model, agent, parameters)
     return strategy, strategy.execute()
 
 

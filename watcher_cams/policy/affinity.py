@@ -79,9 +79,23 @@ class _Problem:
                         for g in self.movable}
         self.vcpus = {g.uuid: g.vcpus for g in self.movable}
         self.weight = {}
+        self.adjacent = {}
         for key, pages in host.sharing.items():
             if pages > 0:
                 self.weight[key] = pages
+                a, b = key
+                self.adjacent.setdefault(a, {})[b] = pages
+                self.adjacent.setdefault(b, {})[a] = pages
+
+    def pulls(self, assign):
+        """{uuid: {domain: merged pages it shares with guests there}}."""
+        table = {u: dict.fromkeys(self.capacity, 0) for u in assign}
+        for u in assign:
+            for v, w in self.adjacent.get(u, {}).items():
+                d = assign.get(v, self.fixed.get(v))
+                if d in table[u]:
+                    table[u][d] += w
+        return table
 
     def load(self, assign):
         load = {d: 0 for d in self.capacity}
@@ -139,25 +153,46 @@ def _greedy(p, rates):
 
 
 def _local_search(p, assign, rounds):
-    best = p.kept(assign)
+    """Moves and swaps that keep more merged pages inside one LLC."""
+    assign = dict(assign)
+    load = p.load(assign)
+    pull = p.pulls(assign)
+    uuids = sorted(assign)
+
+    def move(u, d):
+        old = assign[u]
+        load[old] -= p.vcpus[u]
+        load[d] += p.vcpus[u]
+        assign[u] = d
+        for v, w in p.adjacent.get(u, {}).items():
+            if v in pull:
+                pull[v][old] -= w
+                pull[v][d] += w
+
     for _ in range(rounds):
         improved = False
-        uuids = sorted(assign)
         for u in uuids:
+            here = assign[u]
             for d in sorted(p.capacity):
-                if d == assign[u]:
-                    continue
-                trial = dict(assign, **{u: d})
-                score = p.kept(trial)
-                if score > best and p.fits(trial):
-                    assign, best, improved = trial, score, True
+                if (d != here and load[d] + p.vcpus[u] <= p.capacity[d]
+                        and pull[u][d] > pull[u][here]):
+                    move(u, d)
+                    improved = True
+                    break
         for u, v in itertools.combinations(uuids, 2):
-            if assign[u] == assign[v]:
+            a, b = assign[u], assign[v]
+            if a == b:
                 continue
-            trial = dict(assign, **{u: assign[v], v: assign[u]})
-            score = p.kept(trial)
-            if score > best and p.fits(trial):
-                assign, best, improved = trial, score, True
+            if (load[b] - p.vcpus[v] + p.vcpus[u] > p.capacity[b]
+                    or load[a] - p.vcpus[u] + p.vcpus[v] > p.capacity[a]):
+                continue
+            w = p.adjacent.get(u, {}).get(v, 0)
+            gain = (pull[u][b] - pull[u][a] + pull[v][a] - pull[v][b]
+                    - 2 * w)
+            if gain > 0:
+                move(u, b)
+                move(v, a)
+                improved = True
         if not improved:
             break
     return assign
@@ -196,7 +231,7 @@ def plan(host: model.HostView,
     assign = _greedy(p, rates)
     assign = _local_search(p, assign, params.max_rounds)
     small = (len(p.movable) <= params.exact_limit
-             and len(p.capacity) ** len(p.movable) <= 200000)
+             and len(p.capacity) ** len(p.movable) <= 20000)
     if small:
         exact = _exact(p)
         if exact is not None:

@@ -57,48 +57,53 @@ class ReportError(ValueError):
     """The host part of a report cannot be used."""
 
 
+def _label(what):
+    """A field's name for an error; tuples are formatted only when used."""
+    return what[0] % what[1:] if isinstance(what, tuple) else what
+
+
 def _int(value, what, low=0, high=MAX_COUNTER):
-    if isinstance(value, bool) or not isinstance(value, int):
+    if type(value) is not int:  # bool is an int subclass: refused too
         raise ReportError('%s: expected an integer, got %s'
-                          % (what, type(value).__name__))
+                          % (_label(what), type(value).__name__))
     if not low <= value <= high:
         raise ReportError('%s: %d is outside [%d, %d]'
-                          % (what, value, low, high))
+                          % (_label(what), value, low, high))
     return value
 
 
 def _float(value, what, low=0.0, high=float(MAX_COUNTER)):
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if type(value) not in (int, float):
         raise ReportError('%s: expected a number, got %s'
-                          % (what, type(value).__name__))
+                          % (_label(what), type(value).__name__))
     value = float(value)
     if not math.isfinite(value) or not low <= value <= high:
         raise ReportError('%s: %r is not a finite number in [%g, %g]'
-                          % (what, value, low, high))
+                          % (_label(what), value, low, high))
     return value
 
 
 def _dict(value, what):
     if not isinstance(value, dict):
         raise ReportError('%s: expected an object, got %s'
-                          % (what, type(value).__name__))
+                          % (_label(what), type(value).__name__))
     return value
 
 
 def _list(value, what, limit=MAX_GUESTS):
     if not isinstance(value, list):
         raise ReportError('%s: expected a list, got %s'
-                          % (what, type(value).__name__))
+                          % (_label(what), type(value).__name__))
     if len(value) > limit:
         raise ReportError('%s: %d entries, at most %d'
-                          % (what, len(value), limit))
+                          % (_label(what), len(value), limit))
     return value
 
 
 def _str(value, what, limit=255):
     if not isinstance(value, str) or not 0 < len(value) <= limit:
         raise ReportError('%s: expected a non-empty string of at most %d '
-                          'characters' % (what, limit))
+                          'characters' % (_label(what), limit))
     return value
 
 
@@ -115,15 +120,14 @@ def parse_sample(data, max_mb, what='sample'):
     mem_limit = int(max_mb * 1024 * 1.01) + 65536
     for key, name in MEMINFO_KEYS.items():
         high = MAX_COUNTER if key == 'Committed_AS' else mem_limit
-        fields[name] = _int(meminfo.get(key), '%s.meminfo[%s]' % (what, key),
+        fields[name] = _int(meminfo.get(key), ('%s.meminfo[%s]', what, key),
                             high=high)
     for key, name in VMSTAT_KEYS.items():
-        fields[name] = _int(vmstat.get(key, 0),
-                            '%s.vmstat[%s]' % (what, key))
+        fields[name] = _int(vmstat.get(key, 0), ('%s.vmstat[%s]', what, key))
     for key, name in (('some_avg10', 'psi_some_avg10'),
                       ('full_avg10', 'psi_full_avg10')):
         if psi.get(key) is not None:
-            fields[name] = _float(psi[key], '%s.psi[%s]' % (what, key),
+            fields[name] = _float(psi[key], ('%s.psi[%s]', what, key),
                                   high=100.0)
     if psi.get('some_total') is not None:
         fields['psi_some_total_us'] = _int(psi['some_total'],
@@ -151,23 +155,23 @@ def parse_guest(data):
     """A GuestView; guest-side problems become ``problem``, not errors."""
     data = _dict(data, 'guest')
     uuid = _str(data.get('uuid'), 'guest.uuid', 64)
-    max_mb = _int(data.get('max_mb'), 'guest %s max_mb' % uuid, 1, MAX_MB)
+    max_mb = _int(data.get('max_mb'), ('guest %s max_mb', uuid), 1, MAX_MB)
     view = dict(
         uuid=uuid,
         name=str(data.get('name') or uuid)[:255],
         max_mb=max_mb,
-        actual_mb=_int(data.get('actual_mb'), 'guest %s actual_mb' % uuid,
+        actual_mb=_int(data.get('actual_mb'), ('guest %s actual_mb', uuid),
                        0, MAX_MB),
-        vcpus=_int(data.get('vcpus', 1), 'guest %s vcpus' % uuid, 1, 4096),
+        vcpus=_int(data.get('vcpus', 1), ('guest %s vcpus', uuid), 1, 4096),
         dedicated_cpus=bool(data.get('dedicated', False)),
-        ram_pages=_int(data.get('ram_pages', 0), 'guest %s ram_pages' % uuid),
-        cpus=tuple(tuple(_int(c, 'guest %s cpu' % uuid, 0, 1 << 16)
-                         for c in _list(v, 'guest %s vcpu cpus' % uuid))
+        ram_pages=_int(data.get('ram_pages', 0), ('guest %s ram_pages', uuid)),
+        cpus=tuple(tuple(_int(c, ('guest %s cpu', uuid), 0, 1 << 16)
+                         for c in _list(v, ('guest %s vcpu cpus', uuid)))
                    for v in _list(data.get('cpus', []),
-                                  'guest %s cpus' % uuid)),
+                                  ('guest %s cpus', uuid))),
     )
     if data.get('base_mb') is not None:
-        view['base_mb'] = _int(data['base_mb'], 'guest %s base_mb' % uuid,
+        view['base_mb'] = _int(data['base_mb'], ('guest %s base_mb', uuid),
                                0, MAX_MB)
     try:
         view['policy_state'] = _policy_state(data.get('policy_state'))

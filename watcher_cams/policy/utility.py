@@ -117,36 +117,41 @@ def value_curve(guest, cfg, params=UtilityParams()):
 
 def _moves(host, cfg, params, curves):
     """Greedy water-filling; returns ({uuid: delta_mb}, saved MiB/s)."""
-    delta = {u: 0 for u in curves}
     guests = {g.uuid: g for g in host.guests if g.uuid in curves}
+    # Room at the start of the cycle; it shifts by exactly what has moved.
+    up = {u: guards.room_up(g, cfg) for u, g in guests.items()}
+    down = {u: min(curves[u].donate_mb, guards.room_down(g, cfg))
+            for u, g in guests.items()}
+    delta = dict.fromkeys(guests, 0)
     g_mb = params.granule_mb
     threshold = params.min_value / 1024.0  # per MiB moved
     saved = 0.0
+    order = sorted(guests)
     while True:
-        takers = []
-        for u in sorted(curves):
-            if delta[u] < 0:
-                continue
-            room = guards.room_up(guests[u], cfg,
-                                  guests[u].actual_mb + delta[u])
-            if room >= g_mb:
-                slope, seg_left = curves[u].density_at(delta[u])
-                takers.append((-slope, u, room, seg_left))
-        donors = []
-        for u in sorted(curves):
-            if delta[u] > 0:
-                continue
-            room = min(curves[u].donate_mb + delta[u],
-                       guards.room_down(guests[u], cfg,
-                                        guests[u].actual_mb + delta[u]))
-            if room >= g_mb:
-                donors.append((curves[u].loss_density, u, room))
-        if not takers or not donors:
+        best_taker = best_donor = None
+        for u in order:
+            d = delta[u]
+            if d >= 0 and up[u] - d >= g_mb:
+                slope, seg_left = curves[u].density_at(d)
+                if best_taker is None or slope > best_taker[0]:
+                    best_taker = (slope, u, up[u] - d, seg_left)
+            if d <= 0 and down[u] + d >= g_mb:
+                loss = curves[u].loss_density
+                if best_donor is None or loss < best_donor[0]:
+                    best_donor = (loss, u, down[u] + d)
+        if best_taker is None or best_donor is None:
             break
-        neg_gain, taker, t_room, seg_left = min(takers)
-        loss, donor, d_room = min(d for d in donors if d[1] != taker) \
-            if any(d[1] != taker for d in donors) else (None, None, 0)
-        if donor is None or -neg_gain - loss <= threshold:
+        gain, taker, t_room, seg_left = best_taker
+        loss, donor, d_room = best_donor
+        if donor == taker:
+            # The cheapest donor is the best taker: the runner-up donor.
+            others = [(curves[u].loss_density, u, down[u] + delta[u])
+                      for u in order if u != taker and delta[u] <= 0
+                      and down[u] + delta[u] >= g_mb]
+            if not others:
+                break
+            loss, donor, d_room = min(others)
+        if gain - loss <= threshold:
             break
         amount = min(t_room, d_room, max(seg_left, g_mb))
         amount -= amount % g_mb

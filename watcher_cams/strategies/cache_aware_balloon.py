@@ -89,7 +89,7 @@ class CacheAwareBalloon(base.MemoryStrategy):
             min_value=self.param('min_value'),
             psi_protect=self.param('psi_protect'))
 
-    def plan_host(self, host, params, cfg):
+    def plan_host(self, host, node, params, cfg):
         if isinstance(params, cams.CamsParams):
             return cams.plan(host, cfg, params)
         return utility.plan(host, cfg, params)

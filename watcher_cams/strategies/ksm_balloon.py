@@ -56,5 +56,5 @@ class KsmBalloon(base.MemoryStrategy):
                                  granule_mb=self.param('granule_mb'),
                                  min_value=self.param('min_value'))
 
-    def plan_host(self, host, params, cfg):
+    def plan_host(self, host, node, params, cfg):
         return ksm.plan(host, cfg, params)

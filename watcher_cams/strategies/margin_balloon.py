@@ -55,7 +55,7 @@ class MarginBalloon(base.MemoryStrategy):
         return base.check_params(margin.MarginParams,
                                  **{n: self.param(n) for n in names})
 
-    def plan_host(self, host, params, cfg):
+    def plan_host(self, host, node, params, cfg):
         return margin.plan(host, cfg, params, state_key=self.STATE_KEY)
 
     def after_plan(self, host, node, plan):

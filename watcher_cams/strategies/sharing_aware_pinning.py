@@ -57,10 +57,9 @@ class SharingAwarePinning(base.CamsStrategy):
             ).cpu_allocation_ratio if ratio is None else ratio)
         return ratio, self.param('exact_limit')
 
-    def plan_host(self, host, params, cfg):
+    def plan_host(self, host, node, params, cfg):
         ratio, exact_limit = params
         if ratio is None:
-            node = self.compute_model.get_node_by_name(host.name)
             ratio = node.vcpu_ratio or affinity.AffinityParams(
             ).cpu_allocation_ratio
         checked = base.check_params(affinity.AffinityParams,

@@ -1,0 +1,115 @@
+"""How long planning takes at cloud scale, without RPC.
+
+Builds agent reports for ``nodes`` hosts of ``instances`` guests each (mixed
+workloads, KSM savings, two LLCs, pairwise sharing), builds Watcher's
+compute model from them, and times each strategy's ``execute()``: the
+report parsing, the Watcher glue and the policy. Building the compute model
+is Nova's collector's work in a real decision engine and is timed apart.
+"""
+
+import random
+import time
+
+from watcher_cams.lab import runner
+
+TARGET_S = 2.0
+RUNS = (
+    ('cache_aware_balloon', {'mode': 'paper'}),
+    ('cache_aware_balloon', {'mode': 'utility'}),
+    ('margin_balloon', {}),
+    ('ksm_balloon', {'mode': 'paper'}),
+    ('ksm_balloon', {'mode': 'utility'}),
+    ('sharing_aware_pinning', {}),
+)
+
+
+def _sample(t, size_mb, used_mb, active_mb, counters):
+    cache = size_mb - used_mb
+    return {'timestamp': t,
+            'meminfo': {'MemTotal': size_mb * 1024,
+                        'MemAvailable': cache * 1024,
+                        'Cached': cache * 1024,
+                        'Active(file)': active_mb * 1024,
+                        'Inactive(file)': (cache - active_mb) * 1024,
+                        'Committed_AS': used_mb * 1024},
+            'vmstat': dict(counters),
+            'psi': {'some_avg10': 0.0, 'full_avg10': 0.0, 'some_total': 0}}
+
+
+def synthetic_report(index, instances, rng):
+    host = 'cmp-%04d' % index
+    guests = []
+    for j in range(instances):
+        uuid = '%08x-%04x-4000-8000-%012x' % (index, j, index * 1000 + j)
+        max_mb = rng.choice((2048, 4096, 8192))
+        actual = rng.randrange(max_mb // 2, max_mb + 1, 64)
+        used = rng.randrange(128, actual // 2, 32)
+        active = rng.randrange(0, actual - used)
+        read = rng.uniform(0, 20.0)
+        refault = rng.uniform(0, read) * 256
+        before = {'pgpgin': 10 ** 6, 'pgmajfault': 10,
+                  'workingset_refault_file': 10 ** 5,
+                  'workingset_activate_file': 10 ** 4}
+        after = {'pgpgin': before['pgpgin'] + int(read * 1024 * 60),
+                 'pgmajfault': 20,
+                 'workingset_refault_file': before['workingset_refault_file']
+                 + int(refault * 60),
+                 'workingset_activate_file':
+                     before['workingset_activate_file']
+                     + int(refault * rng.random() * 60)}
+        guests.append({
+            'uuid': uuid, 'name': 'vm-%d-%d' % (index, j),
+            'max_mb': max_mb, 'actual_mb': actual,
+            'base_mb': max(256, actual - 256), 'vcpus': rng.choice((1, 2)),
+            'dedicated': False, 'cpus': [[0, 1, 2, 3, 4, 5, 6, 7]],
+            'ram_pages': actual * 256, 'agent': 'ok', 'policy_state': {},
+            'sample': _sample(1060.0, actual, used, active, after),
+            'previous': _sample(1000.0, actual, used, active, before)})
+    sharing = [{'a': guests[a]['uuid'], 'b': guests[b]['uuid'],
+                'pages': rng.randrange(0, 200000)}
+               for a in range(instances) for b in range(a + 1, instances)
+               if rng.random() < 0.3]
+    total = sum(g['actual_mb'] for g in guests)
+    return {'version': 1, 'host': host, 'timestamp': 1060.0,
+            'memory': {'total_mb': int(total * 1.05), 'reserved_mb': 1024},
+            'ksm': {'pages_shared': 1000, 'pages_sharing': 2048 * 256,
+                    'pages_unshared': 0, 'pages_volatile': 0,
+                    'page_size': 4096, 'run': 1},
+            'topology': {'llc': [{'name': 'L3-0', 'socket': 0,
+                                  'cpus': [0, 1, 2, 3]},
+                                 {'name': 'L3-1', 'socket': 1,
+                                  'cpus': [4, 5, 6, 7]}],
+                         'shared_cpus': list(range(8))},
+            'sharing': sharing, 'guests': guests}
+
+
+def run(nodes=500, instances=20, seed=1, out=print):
+    rng = random.Random(seed)
+    reports = [synthetic_report(i, instances, rng) for i in range(nodes)]
+    t0 = time.perf_counter()
+    model = runner.compute_model(reports)
+    model_s = time.perf_counter() - t0
+    out('%d nodes x %d instances; Watcher compute model built in %.2f s '
+        '(not counted)' % (nodes, instances, model_s))
+    rows = []
+    for name, params in RUNS:
+        # Loading plugins happens once when a decision engine starts.
+        strategy = runner.prepare(name, model, runner.ReportAgent(reports),
+                                  params)
+        t0 = time.perf_counter()
+        solution = strategy.execute()
+        elapsed = time.perf_counter() - t0
+        rows.append((name, ' '.join('%s=%s' % kv for kv in params.items()),
+                     elapsed, len(solution.actions)))
+    width = max(len(r[0]) + len(r[1]) for r in rows) + 2
+    out('%-*s %8s %8s  %s' % (width, 'strategy', 'seconds', 'actions',
+                              'target'))
+    worst = 0.0
+    for name, params, elapsed, actions in rows:
+        worst = max(worst, elapsed)
+        out('%-*s %8.2f %8d  %s' % (width, (name + ' ' + params).strip(),
+                                    elapsed, actions,
+                                    'ok' if elapsed <= TARGET_S else
+                                    'OVER %.1f s' % TARGET_S))
+    out('slowest strategy: %.2f s (target <= %.1f s)' % (worst, TARGET_S))
+    return worst
