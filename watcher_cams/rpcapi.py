@@ -42,6 +42,26 @@ class AgentError(Exception):
                          % (host, method, exc_type, detail))
 
 
+class UsesAgent:
+    """Mixin: an ``agent`` client made on first use; tests may set another.
+
+    Strategies and actions are built by Watcher's loaders, which take no
+    client, so the client cannot be a constructor argument.
+    """
+
+    _agent = None
+
+    @property
+    def agent(self):
+        if self._agent is None:
+            self._agent = AgentAPI()
+        return self._agent
+
+    @agent.setter
+    def agent(self, client):
+        self._agent = client
+
+
 class AgentAPI:
     VERSION = '1.0'
 

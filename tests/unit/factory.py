@@ -2,7 +2,9 @@
 
 import uuid as uuid_lib
 
+from watcher_cams.lab import example
 from watcher_cams.policy import model
+from watcher_cams.policy import report
 
 MB = 1024
 
@@ -53,3 +55,11 @@ def host(guests, ram_mb=8192, reserved_mb=0, ksm=None, **kw):
 def pages_s(mb_s):
     """Pages per second for MiB per second."""
     return mb_s * 256
+
+
+def example_deltas(planner):
+    """{VM1/VM2: MiB moved} by ``planner(host)`` on the CAMS example."""
+    ex = example.PaperExample()
+    plan = planner(report.parse_host(ex.report()))
+    by = {m.instance: m.delta_mb for m in plan.moves}
+    return by.get(ex.VM1, 0), by.get(ex.VM2, 0)

@@ -20,25 +20,18 @@ COMMON_PROPERTIES = {
 }
 
 
-class AgentAction(base.BaseAction, metaclass=abc.ABCMeta):
+class AgentUnavailable(exception.WatcherException):
+    msg_fmt = 'watcher-cams-agent unavailable: %(reason)s'
+
+
+class AgentAction(rpcapi.UsesAgent, base.BaseAction, metaclass=abc.ABCMeta):
     """An action carried out by the watcher-cams-agent of ``host``."""
 
     KIND = None
 
     def __init__(self, config, osc=None):
         super().__init__(config, osc)
-        self._agent = None
         self.result = None
-
-    @property
-    def agent(self):
-        if self._agent is None:
-            self._agent = rpcapi.AgentAPI()
-        return self._agent
-
-    @agent.setter
-    def agent(self, client):
-        self._agent = client
 
     @property
     def host(self):
@@ -61,7 +54,7 @@ class AgentAction(base.BaseAction, metaclass=abc.ABCMeta):
         try:
             state = self.agent.get_state(self.host)
         except (rpcapi.AgentUnreachable, rpcapi.AgentError) as exc:
-            raise exception.ActionExecutionFailure(action_id=str(exc))
+            raise AgentUnavailable(reason=str(exc))
         running = state.get('running', []) if isinstance(state, dict) else []
         if self.instance not in running:
             raise exception.ActionSkipped(

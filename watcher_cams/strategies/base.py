@@ -71,7 +71,24 @@ class CamsSolution(default_solution.DefaultSolution):
         self._actions.append(action)
 
 
-class CamsStrategy(base.BaseStrategy, metaclass=abc.ABCMeta):
+class InvalidGuardConfig(exception.Invalid):
+    msg_fmt = 'Invalid [watcher_cams_guards] configuration: %(reason)s'
+
+
+def value_properties(what):
+    """Schema of the utility-mode parameters shared by memory strategies."""
+    return {
+        'granule_mb': {'type': 'integer', 'minimum': 1, 'default': 64,
+                       'description': 'utility mode: unit of memory %s '
+                                      '(MiB).' % what},
+        'min_value': {'type': 'number', 'minimum': 0, 'default': 0.05,
+                      'description': 'utility mode: least disk reads saved '
+                                     '(MiB/s per GiB) worth giving memory.'},
+    }
+
+
+class CamsStrategy(rpcapi.UsesAgent, base.BaseStrategy,
+                   metaclass=abc.ABCMeta):
     """Base of the watcher-cams strategies."""
 
     GOAL = None
@@ -81,7 +98,6 @@ class CamsStrategy(base.BaseStrategy, metaclass=abc.ABCMeta):
     def __init__(self, config, osc=None):
         super().__init__(config, osc)
         self.solution = CamsSolution(goal=self.goal, strategy=self)
-        self._agent = None
         self.hosts = []
         self.plans = []
 
@@ -107,22 +123,11 @@ class CamsStrategy(base.BaseStrategy, metaclass=abc.ABCMeta):
         return []
 
     @property
-    def agent(self):
-        if self._agent is None:
-            self._agent = rpcapi.AgentAPI()
-        return self._agent
-
-    @agent.setter
-    def agent(self, client):
-        self._agent = client
-
-    @property
     def guard_config(self):
         try:
             return guards_conf.guard_config(cams_conf.CONF)
         except guards.GuardError as exc:
-            raise exception.InvalidParameter(parameter=str(exc),
-                                             parameter_type='guard')
+            raise InvalidGuardConfig(reason=str(exc))
 
     def param(self, name):
         """An audit parameter, with the schema default when absent."""

@@ -55,20 +55,12 @@ class CacheAwareBalloon(base.MemoryStrategy):
                               'default': 0.05,
                               'description': 'paper mode: utilizations '
                                              'this close count as equal.'},
-                'granule_mb': {'type': 'integer', 'minimum': 1,
-                               'default': 64,
-                               'description': 'utility mode: unit of memory '
-                                              'moved (MiB).'},
-                'min_value': {'type': 'number', 'minimum': 0,
-                              'default': 0.05,
-                              'description': 'utility mode: least disk reads '
-                                             'saved (MiB/s per GiB moved) '
-                                             'worth a move.'},
                 'psi_protect': {'type': 'number', 'minimum': 0,
                                 'maximum': 100, 'default': 10.0,
                                 'description': 'utility mode: guests with '
                                                'memory PSI some avg10 at or '
                                                'above this never give.'},
+                **base.value_properties('moved'),
             },
             'additionalProperties': False,
         }

@@ -38,15 +38,7 @@ class KsmBalloon(base.MemoryStrategy):
                          'default': ksm.PAPER,
                          'description': 'paper: equal shares; utility: by '
                                         'marginal value.'},
-                'granule_mb': {'type': 'integer', 'minimum': 1,
-                               'default': 64,
-                               'description': 'utility mode: unit handed '
-                                              'out (MiB).'},
-                'min_value': {'type': 'number', 'minimum': 0,
-                              'default': 0.05,
-                              'description': 'utility mode: least disk reads '
-                                             'saved (MiB/s per GiB) to give '
-                                             'memory.'},
+                **base.value_properties('handed out'),
             },
             'additionalProperties': False,
         }

@@ -64,7 +64,8 @@ class TestActions(base.TestCase):
         agent = fakes.FakeAgent(down={'cmp-a'})
         action = self.load('cams_balloon', {'host': 'cmp-a',
                                             'target_mb': 1024}, agent)
-        self.assertRaises(exception.ActionExecutionFailure,
-                          action.pre_condition)
+        exc = self.assertRaises(exception.WatcherException,
+                                action.pre_condition)
+        self.assertIn('cmp-a did not answer', str(exc))
         self.assertFalse(action.execute())
         self.assertRaises(rpcapi.AgentUnreachable, action.revert)
