@@ -10,6 +10,7 @@ is Nova's collector's work in a real decision engine and is timed apart.
 import random
 import time
 
+from watcher_cams.lab import example
 from watcher_cams.lab import runner
 
 TARGET_S = 2.0
@@ -21,19 +22,6 @@ RUNS = (
     ('ksm_balloon', {'mode': 'utility'}),
     ('sharing_aware_pinning', {}),
 )
-
-
-def _sample(t, size_mb, used_mb, active_mb, counters):
-    cache = size_mb - used_mb
-    return {'timestamp': t,
-            'meminfo': {'MemTotal': size_mb * 1024,
-                        'MemAvailable': cache * 1024,
-                        'Cached': cache * 1024,
-                        'Active(file)': active_mb * 1024,
-                        'Inactive(file)': (cache - active_mb) * 1024,
-                        'Committed_AS': used_mb * 1024},
-            'vmstat': dict(counters),
-            'psi': {'some_avg10': 0.0, 'full_avg10': 0.0, 'some_total': 0}}
 
 
 def synthetic_report(index, instances, rng):
@@ -63,8 +51,10 @@ def synthetic_report(index, instances, rng):
             'base_mb': max(256, actual - 256), 'vcpus': rng.choice((1, 2)),
             'dedicated': False, 'cpus': [[0, 1, 2, 3, 4, 5, 6, 7]],
             'ram_pages': actual * 256, 'agent': 'ok', 'policy_state': {},
-            'sample': _sample(1060.0, actual, used, active, after),
-            'previous': _sample(1000.0, actual, used, active, before)})
+            'sample': example.sample_dict(1060.0, actual, used, active,
+                                          after),
+            'previous': example.sample_dict(1000.0, actual, used, active,
+                                            before)})
     sharing = [{'a': guests[a]['uuid'], 'b': guests[b]['uuid'],
                 'pages': rng.randrange(0, 200000)}
                for a in range(instances) for b in range(a + 1, instances)

@@ -56,6 +56,24 @@ class Guest:
     counters: dict = dataclasses.field(default_factory=dict)
 
 
+def sample_dict(timestamp, size_mb, used_mb, active_mb, counters):
+    """One guest sample in the report format, page cache filling the rest."""
+    cache = size_mb - used_mb
+    return {
+        'timestamp': timestamp,
+        'meminfo': {
+            'MemTotal': size_mb * MB,
+            'MemAvailable': cache * MB,
+            'Cached': int(cache * MB),
+            'Active(file)': int(active_mb * MB),
+            'Inactive(file)': int((cache - active_mb) * MB),
+            'Committed_AS': used_mb * MB,
+        },
+        'vmstat': dict(counters),
+        'psi': {'some_avg10': 0.0, 'full_avg10': 0.0, 'some_total': 0},
+    }
+
+
 class PaperExample:
     """Host of ``host_mb`` with VM1 (hot/cold) and VM2 (uniform random)."""
 
@@ -109,20 +127,8 @@ class PaperExample:
 
     def _sample(self, g):
         cache = self._cache_mb(g)
-        active = g.workload.active_share * cache
-        return {
-            'timestamp': self.now,
-            'meminfo': {
-                'MemTotal': g.actual_mb * MB,
-                'MemAvailable': (g.actual_mb - g.used_mb) * MB,
-                'Cached': int(cache * MB),
-                'Active(file)': int(active * MB),
-                'Inactive(file)': int((cache - active) * MB),
-                'Committed_AS': g.used_mb * MB,
-            },
-            'vmstat': dict(g.counters),
-            'psi': {'some_avg10': 0.0, 'full_avg10': 0.0, 'some_total': 0},
-        }
+        return sample_dict(self.now, g.actual_mb, g.used_mb,
+                           g.workload.active_share * cache, g.counters)
 
     def report(self):
         """The agent's report for this host now."""

@@ -128,32 +128,26 @@ def _moves(host, cfg, params, curves):
     saved = 0.0
     order = sorted(guests)
     while True:
-        best_taker = best_donor = None
+        taker = donor = None
+        gain = loss = 0.0
         for u in order:
             d = delta[u]
             if d >= 0 and up[u] - d >= g_mb:
                 slope, seg_left = curves[u].density_at(d)
-                if best_taker is None or slope > best_taker[0]:
-                    best_taker = (slope, u, up[u] - d, seg_left)
-            if d <= 0 and down[u] + d >= g_mb:
-                loss = curves[u].loss_density
-                if best_donor is None or loss < best_donor[0]:
-                    best_donor = (loss, u, down[u] + d)
-        if best_taker is None or best_donor is None:
+                if taker is None or slope > gain:
+                    taker, gain, t_room = u, slope, up[u] - d
+                    t_seg = seg_left
+        for u in order:
+            d = delta[u]
+            if u != taker and d <= 0 and down[u] + d >= g_mb:
+                if donor is None or curves[u].loss_density < loss:
+                    donor, loss, d_room = u, curves[u].loss_density, \
+                        down[u] + d
+        if taker is None or donor is None:
             break
-        gain, taker, t_room, seg_left = best_taker
-        loss, donor, d_room = best_donor
-        if donor == taker:
-            # The cheapest donor is the best taker: the runner-up donor.
-            others = [(curves[u].loss_density, u, down[u] + delta[u])
-                      for u in order if u != taker and delta[u] <= 0
-                      and down[u] + delta[u] >= g_mb]
-            if not others:
-                break
-            loss, donor, d_room = min(others)
         if gain - loss <= threshold:
             break
-        amount = min(t_room, d_room, max(seg_left, g_mb))
+        amount = min(t_room, d_room, max(t_seg, g_mb))
         amount -= amount % g_mb
         saved += curves[taker].gain(delta[taker] + amount) \
             - curves[taker].gain(delta[taker]) - amount * loss
