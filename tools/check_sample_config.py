@@ -1,41 +1,50 @@
-"""Fail when etc/watcher-cams/watcher-cams.conf.sample is not current.
+"""Fail when a sample config in etc/watcher-cams/ is not current.
 
-Regenerate it with:
-  oslo-config-generator \
-      --config-file etc/watcher-cams/watcher-cams-config-generator.conf
+Each etc/watcher-cams/*-config-generator.conf names its output_file; that
+file must equal what oslo-config-generator produces now. Regenerate with
+`tox -e genconfig`, or oslo-config-generator --config-file on each of them.
 """
 
+import configparser
 import difflib
+import glob
 import os
 import subprocess
 import sys
 import tempfile
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-GENERATOR = os.path.join(TOP, 'etc', 'watcher-cams',
-                         'watcher-cams-config-generator.conf')
-SAMPLE = os.path.join(TOP, 'etc', 'watcher-cams', 'watcher-cams.conf.sample')
+ETC = os.path.join(TOP, 'etc', 'watcher-cams')
 
 
-def main():
-    with tempfile.TemporaryDirectory() as tmp:
-        fresh = os.path.join(tmp, 'sample.conf')
-        # The generator installed beside this interpreter (the venv's).
-        generator = os.path.join(os.path.dirname(sys.executable),
-                                 'oslo-config-generator')
-        subprocess.run([generator, '--config-file', GENERATOR,
-                        '--output-file', fresh], check=True)
-        with open(fresh) as f:
-            want = f.readlines()
-    with open(SAMPLE) as f:
+def check(generator_conf, tmp):
+    parser = configparser.ConfigParser(strict=False)
+    parser.read(generator_conf)
+    sample = os.path.join(TOP, parser['DEFAULT']['output_file'])
+    fresh = os.path.join(tmp, os.path.basename(sample))
+    # The generator installed beside this interpreter (the venv's).
+    generator = os.path.join(os.path.dirname(sys.executable),
+                             'oslo-config-generator')
+    subprocess.run([generator, '--config-file', generator_conf,
+                    '--output-file', fresh], check=True, cwd=TOP)
+    with open(fresh) as f:
+        want = f.readlines()
+    with open(sample) as f:
         have = f.readlines()
     if want != have:
         sys.stdout.writelines(difflib.unified_diff(
             have, want, 'committed sample', 'generated sample'))
-        print('\n%s is stale; regenerate it (see %s).' % (SAMPLE, __file__))
-        return 1
-    print('sample config is current')
-    return 0
+        print('\n%s is stale; regenerate it (see %s).' % (sample, __file__))
+        return False
+    print('%s is current' % os.path.relpath(sample, TOP))
+    return True
+
+
+def main():
+    confs = sorted(glob.glob(os.path.join(ETC, '*-config-generator.conf')))
+    with tempfile.TemporaryDirectory() as tmp:
+        results = [check(c, tmp) for c in confs]
+    return 0 if results and all(results) else 1
 
 
 if __name__ == '__main__':

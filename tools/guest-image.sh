@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Build the tiny lab guest (lab-notes.md): the host's Debian kernel plus an
+# initramfs with busybox-static, qemu-ga and the virtio/ext4 modules, and a
+# small ext4 data disk holding a file of seeded pseudo-random data (the same
+# bytes in every guest, so KSM can merge their page caches).
+#
+# Usage: tools/guest-image.sh [OUTDIR]   (default: .cache/guest)
+# Prints the output directory. Rebuilds only what is missing.
+set -euo pipefail
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+out="${1:-${CAMS_GUEST_DIR:-$top/.cache/guest}}"
+data_mb="${CAMS_GUEST_DATA_MB:-96}"
+mkdir -p "$out"
+
+kernel=$(ls /boot/vmlinuz-* 2>/dev/null | sort -V | tail -n 1 || true)
+if [ -z "$kernel" ]; then
+    echo "guest-image: no /boot/vmlinuz-* (install linux-image-amd64)" >&2
+    exit 1
+fi
+kver=${kernel#/boot/vmlinuz-}
+moddir=/lib/modules/$kver
+
+if [ ! -f "$out/vmlinuz" ] || [ ! -f "$out/initrd.gz" ] \
+        || [ "$(cat "$out/kver" 2>/dev/null)" != "$kver" ]; then
+    root=$(mktemp -d)
+    trap 'rm -rf "$root"' EXIT
+    mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,mnt,run,modules,etc,var/run}
+    cp /bin/busybox "$root/bin/busybox"
+    # `busybox --list` names busybox itself: skip it or the link replaces
+    # the binary.
+    for applet in $(/bin/busybox --list); do
+        [ "$applet" = busybox ] || ln -sf busybox "$root/bin/$applet"
+    done
+    cp /usr/sbin/qemu-ga "$root/sbin/qemu-ga"
+    for lib in $(ldd /usr/sbin/qemu-ga | grep -o '/[^ ]*'); do
+        mkdir -p "$root$(dirname "$lib")"
+        cp -L "$lib" "$root$lib"
+    done
+    # Modules in load order (dependencies first).
+    mods="virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev
+          virtio_pci virtio_console virtio_balloon virtio_blk
+          crc16 mbcache jbd2 crc32c_generic libcrc32c ext4"
+    for m in $mods; do
+        f=$(modinfo -k "$kver" -n "$m")
+        case "$f" in
+            *.ko) cp "$f" "$root/modules/$m.ko" ;;
+            *.ko.xz) xz -dc "$f" > "$root/modules/$m.ko" ;;
+            *.ko.zst) zstd -qdc "$f" > "$root/modules/$m.ko" ;;
+            *) ;;  # built in
+        esac
+    done
+    echo "$mods" > "$root/modules/order"
+    cat > "$root/init" <<'EOF'
+#!/bin/sh
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mount -t tmpfs tmp /tmp
+for m in $(cat /modules/order); do
+    [ -f /modules/$m.ko ] && insmod /modules/$m.ko 2>/dev/console
+done
+# No udev: find the guest agent's port by name.
+port=
+for i in 1 2 3 4 5 6 7 8 9 10; do
+    for p in /sys/class/virtio-ports/*; do
+        [ "$(cat $p/name 2>/dev/null)" = org.qemu.guest_agent.0 ] \
+            && port=/dev/$(basename $p)
+    done
+    [ -n "$port" ] && [ -e "$port" ] && break
+    sleep 0.5
+done
+[ -b /dev/vda ] && mount -t ext4 -o ro,noload /dev/vda /mnt
+echo "cams-guest: agent on ${port:-none}" > /dev/console
+/sbin/qemu-ga -m virtio-serial -p "$port" -t /run
+echo "cams-guest: qemu-ga exited" > /dev/console
+exec sleep 2147483647
+EOF
+    chmod +x "$root/init"
+    (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) \
+        > "$out/initrd.gz.tmp"
+    mv "$out/initrd.gz.tmp" "$out/initrd.gz"
+    cp "$kernel" "$out/vmlinuz"
+    echo "$kver" > "$out/kver"
+fi
+
+if [ ! -f "$out/data.img" ]; then
+    img="$out/data.img.tmp"
+    truncate -s "$((data_mb + 32))M" "$img"
+    tmpdir=$(mktemp -d)
+    # Seeded, so every build holds the same bytes.
+    python3 - "$tmpdir/data" "$data_mb" <<'EOF'
+import random, sys
+rng = random.Random(20261122)
+with open(sys.argv[1], 'wb') as f:
+    for _ in range(int(sys.argv[2])):
+        f.write(rng.randbytes(1 << 20))
+EOF
+    mkfs.ext4 -q -F -d "$tmpdir" "$img"
+    rm -rf "$tmpdir"
+    mv "$img" "$out/data.img"
+fi
+echo "$out"

@@ -1,0 +1,1 @@
+"""Compute-node agent: collectors gather, controllers act, manager serves."""

@@ -1,0 +1,1 @@
+"""Collectors: each gathers one kind of data and changes nothing."""

@@ -1,0 +1,121 @@
+"""Live balloon resizes, guarded, recorded and reversible.
+
+Every request is checked again here, whoever sent it: never below the
+guest's floor, never above its maximum, never more than one step, and
+never growing the host beyond what it may promise (accounting.py). The
+previous size is persisted before libvirt is asked, so a crash half-way
+still leaves something to revert to.
+"""
+
+import time
+
+import libvirt
+from oslo_log import log
+
+from watcher_cams.agent import controllers
+from watcher_cams.policy import guards
+
+LOG = log.getLogger(__name__)
+KIND = 'balloon'
+
+
+class BalloonController:
+    def __init__(self, state, cfg, timeout=60.0, tolerance_mb=4,
+                 poll=0.2, clock=time.monotonic, sleep=time.sleep):
+        self.state = state
+        self.cfg = cfg
+        self.timeout = timeout
+        self.tolerance_mb = tolerance_mb
+        self.poll = poll
+        self.clock = clock
+        self.sleep = sleep
+
+    def check(self, guest, account, target_mb, step=True):
+        """Raise Refused unless ``guest`` may be resized to ``target_mb``."""
+        if type(target_mb) is not int:
+            raise controllers.Refused('target_mb must be an integer, got %r'
+                                      % (target_mb,))
+        if target_mb > guest.max_mb:
+            raise controllers.Refused(
+                'target %d MiB is above the maximum %d MiB of %s'
+                % (target_mb, guest.max_mb, guest.uuid))
+        delta = target_mb - guest.actual_mb
+        if delta < 0 and not guest.has_data:
+            raise controllers.Refused(
+                '%s has no trustworthy counters (%s): not shrinking it'
+                % (guest.uuid, guest.problem or 'no sample'))
+        floor = guards.floor_mb(guest, self.cfg)
+        if delta < 0 and target_mb < floor:
+            raise controllers.Refused(
+                'target %d MiB is below the floor %d MiB of %s'
+                % (target_mb, floor, guest.uuid))
+        if step and abs(delta) > self.cfg.max_step_mb:
+            raise controllers.Refused(
+                'change of %d MiB exceeds max_step_mb %d'
+                % (delta, self.cfg.max_step_mb))
+        if not account.may_grow(delta):
+            raise controllers.Refused(
+                'growing %s by %d MiB exceeds what the host may promise '
+                '(%d MiB left of %d MiB)' % (guest.uuid, delta,
+                                             account.headroom_mb,
+                                             account.capacity_mb))
+
+    def resize(self, dom, target_mb):
+        """Set the live size and wait for the guest; returns actual MiB."""
+        try:
+            dom.setMemoryFlags(target_mb * 1024,
+                               libvirt.VIR_DOMAIN_AFFECT_LIVE)
+        except libvirt.libvirtError as exc:
+            raise controllers.ChangeFailed(
+                'libvirt refused to resize %s: %s' % (dom.UUIDString(), exc))
+        deadline = self.clock() + self.timeout
+        while True:
+            actual = dom.info()[2] // 1024
+            if abs(actual - target_mb) <= self.tolerance_mb:
+                return actual
+            if self.clock() >= deadline:
+                raise controllers.ChangeFailed(
+                    'balloon of %s reached %d MiB, not %d MiB, in %.0f s'
+                    % (dom.UUIDString(), actual, target_mb, self.timeout))
+            self.sleep(self.poll)
+
+    def set(self, dom, guest, account, target_mb, reason='', qemu_pid=None):
+        self.check(guest, account, target_mb)
+        entry = self.state.get(guest.uuid, KIND) or {}
+        self.state.record(guest.uuid, KIND, {
+            'target_mb': target_mb, 'previous_mb': guest.actual_mb,
+            'original_mb': entry.get('original_mb', guest.actual_mb),
+            'reason': str(reason)[:255], 'time': time.time(),
+            'qemu_pid': qemu_pid})
+        LOG.info('Balloon %s: %d -> %d MiB (%s)', guest.uuid,
+                 guest.actual_mb, target_mb, reason)
+        actual = self.resize(dom, target_mb)
+        return {'previous_mb': guest.actual_mb, 'actual_mb': actual}
+
+    def revert(self, dom, guest, account, qemu_pid=None):
+        entry = self.state.get(guest.uuid, KIND)
+        if not entry:
+            raise controllers.Refused('no balloon change of %s to revert'
+                                      % guest.uuid)
+        target = entry['previous_mb']
+        # A revert may take back a whole step, but the floor and capacity
+        # guards still hold.
+        self.check(guest, account, target, step=False)
+        LOG.warning('Balloon %s: reverting %d -> %d MiB', guest.uuid,
+                    guest.actual_mb, target)
+        actual = self.resize(dom, target)
+        if target == entry['original_mb']:
+            self.state.forget(guest.uuid, KIND)
+        else:
+            entry.update(target_mb=target, previous_mb=guest.actual_mb,
+                         reason='revert', time=time.time(),
+                         qemu_pid=qemu_pid)
+            self.state.record(guest.uuid, KIND, entry)
+        return {'previous_mb': guest.actual_mb, 'actual_mb': actual}
+
+    def restore(self, dom, uuid, max_mb):
+        """Give the guest its full size back and forget its record."""
+        LOG.warning('Balloon %s: restoring full size %d MiB', uuid, max_mb)
+        actual = self.resize(dom, max_mb)
+        self.state.forget(uuid, KIND)
+        return actual

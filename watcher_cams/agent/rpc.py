@@ -1,0 +1,89 @@
+"""Server side of the agent RPC API (client: watcher_cams.rpcapi).
+
+Version 1.0: get_report, set_balloon, set_affinity, revert, get_state,
+save_policy_state. Arguments are checked here before the manager sees them;
+refusals are expected exceptions (one log line, no traceback) and reach the
+client as rpcapi.AgentError with the exception's class name.
+"""
+
+import functools
+
+from oslo_log import log
+import oslo_messaging as messaging
+from oslo_messaging.rpc import dispatcher
+
+from watcher_cams.agent import controllers
+from watcher_cams.agent import manager as agent_manager
+from watcher_cams import rpcapi
+
+LOG = log.getLogger(__name__)
+EXPECTED = (controllers.Refused, controllers.ChangeFailed,
+            agent_manager.UnknownInstance)
+
+
+def _logged(method):
+    """Log a refused or failed request once, then let the client see it."""
+    @functools.wraps(method)
+    @messaging.expected_exceptions(*EXPECTED)
+    def wrapper(self, ctxt, **kwargs):
+        try:
+            return method(self, ctxt, **kwargs)
+        except EXPECTED as exc:
+            LOG.warning('%s(%s) not done: %s', method.__name__,
+                        kwargs.get('instance', ''), exc)
+            raise
+    return wrapper
+
+
+def _instance(value):
+    if not isinstance(value, str) or not 0 < len(value) <= 64:
+        raise controllers.Refused('instance must be a uuid string')
+    return value
+
+
+class AgentEndpoint:
+    target = messaging.Target(version=rpcapi.AgentAPI.VERSION)
+
+    def __init__(self, manager):
+        self.manager = manager
+
+    @_logged
+    def get_report(self, ctxt):
+        return self.manager.get_report()
+
+    @_logged
+    def set_balloon(self, ctxt, instance, target_mb, reason=''):
+        if type(target_mb) is not int:
+            raise controllers.Refused('target_mb must be an integer')
+        return self.manager.set_balloon(_instance(instance), target_mb,
+                                        str(reason)[:255])
+
+    @_logged
+    def set_affinity(self, ctxt, instance, cpus, reason=''):
+        return self.manager.set_affinity(_instance(instance), cpus,
+                                         str(reason)[:255])
+
+    @_logged
+    def revert(self, ctxt, instance, kind):
+        if kind not in rpcapi.KINDS:
+            raise controllers.Refused('kind must be one of %s'
+                                      % (rpcapi.KINDS,))
+        return self.manager.revert(_instance(instance), kind)
+
+    @_logged
+    def get_state(self, ctxt):
+        return self.manager.get_state()
+
+    @_logged
+    def save_policy_state(self, ctxt, states):
+        return self.manager.save_policy_state(states)
+
+
+def get_server(conf, manager, transport=None):
+    """An oslo.messaging RPC server for ``manager`` (not started)."""
+    transport = transport or messaging.get_rpc_transport(conf)
+    target = messaging.Target(topic=conf.watcher_cams_agent.topic,
+                              server=conf.watcher_cams_compute.host)
+    return messaging.get_rpc_server(
+        transport, target, [AgentEndpoint(manager)], executor='threading',
+        access_policy=dispatcher.DefaultRPCAccessPolicy)

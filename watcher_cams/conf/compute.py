@@ -1,0 +1,79 @@
+"""Options of the compute-node agent (watcher-cams-agent)."""
+
+import socket
+
+from oslo_config import cfg
+
+GROUP = cfg.OptGroup(
+    'watcher_cams_compute',
+    title='watcher-cams-agent',
+    help='The daemon on each compute node that collects guest memory '
+         'counters and applies balloon and vCPU affinity changes. It listens '
+         'on [watcher_cams_agent] topic; guards come from '
+         '[watcher_cams_guards].')
+
+OPTS = [
+    cfg.StrOpt('host', default=socket.gethostname(),
+               sample_default='<hostname>',
+               help='RPC server name: the compute host name as Nova knows it '
+                    '(the same value as nova.conf [DEFAULT] host).'),
+    cfg.StrOpt('connection_uri', default='qemu:///system',
+               help='libvirt connection URI.'),
+    cfg.StrOpt('state_dir', default='/var/lib/watcher-cams',
+               help='Directory of the persisted state (targets, originals, '
+                    'policy state), written atomically.'),
+    cfg.BoolOpt('enabled', default=True,
+                help='Apply balloon and affinity changes. When False the '
+                     'agent still reports but refuses every change.'),
+    cfg.BoolOpt('restore_on_disable', default=True,
+                help='When the agent starts with enabled = False, give every '
+                     'guest it changed back its full (maximum) memory and '
+                     'its original vCPU affinity, then forget the state.'),
+    cfg.IntOpt('collect_interval', default=30, min=1,
+               help='Seconds between background collections. Each report '
+                    'also collects afresh; the background samples give the '
+                    'rates between reports.'),
+    cfg.IntOpt('min_rate_interval', default=10, min=1,
+               help='A guest\'s rates are computed against its newest '
+                    'earlier sample at least this many seconds old.'),
+    cfg.FloatOpt('guest_agent_timeout', default=3.0, min=0.1,
+                 help='Seconds to wait for one guest-agent command. A guest '
+                      'that does not answer is reported as such and left '
+                      'alone.'),
+    cfg.IntOpt('guest_file_max_bytes', default=65536, min=4096,
+               help='Largest amount read from one guest file (/proc/meminfo, '
+                    '/proc/vmstat, /proc/pressure/memory). Guests are '
+                    'untrusted: larger output is refused.'),
+    cfg.IntOpt('balloon_timeout', default=60, min=1,
+               help='Seconds to wait for a guest\'s balloon to reach its '
+                    'target before the change is reported as failed.'),
+    cfg.IntOpt('balloon_tolerance_mb', default=4, min=0,
+               help='A balloon within this many MiB of its target has '
+                    'reached it.'),
+    cfg.BoolOpt('collect_sharing', default=True,
+                help='Compute the exact pairwise KSM sharing matrix from '
+                     '/proc/<pid>/pagemap and /proc/kpageflags (needs root).'),
+    cfg.IntOpt('sharing_interval', default=120, min=0,
+               help='Seconds a computed sharing matrix is reused before it '
+                    'is computed again (0: every report).'),
+    cfg.ListOpt('dedicated_cpus', default=[],
+                help='Host CPUs of Nova\'s [compute] cpu_dedicated_set, as a '
+                     'list of CPU numbers or ranges (e.g. 4-7,12). Guests '
+                     'pinned inside it are never re-pinned.'),
+    cfg.ListOpt('shared_cpus', default=[],
+                help='Host CPUs of Nova\'s [compute] cpu_shared_set (CPU '
+                     'numbers or ranges); empty means every online CPU not '
+                     'in dedicated_cpus. Affinity changes stay inside it.'),
+    cfg.IntOpt('reserved_host_memory_mb', default=512, min=0,
+               help='Host memory never promised to guests (Nova\'s '
+                    'reserved_host_memory_mb).'),
+]
+
+
+def register_opts(conf):
+    conf.register_group(GROUP)
+    conf.register_opts(OPTS, group=GROUP)
+
+
+def list_opts():
+    return [(GROUP, OPTS)]
