@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # The project's one test command (README, .ci/run): installs what the tests
-# need, runs the style checks, the unit tests and the functional tests, and
-# ends with one summary line "tests: N passed, N failed".
+# need (Debian packages, libvirt and RabbitMQ daemons, the guest image, the
+# venv), runs the style checks, the unit tests and the functional tests on
+# real guests, and ends with one summary line "tests: N passed, N failed".
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top"
+
+echo "== host: libvirt, QEMU, RabbitMQ, guest image"
+# Before the venv: libvirt-python builds against libvirt-dev.
+"$top/tools/host-setup.sh"
 # shellcheck source=tools/venv.sh
 source "$top/tools/venv.sh"
 
@@ -14,12 +19,22 @@ flake8 watcher_cams nova_driver_ext tests tools
 echo "== sample config is current"
 python tools/check_sample_config.py
 
-echo "== unit tests (stestr)"
+passed=0
+failed=0
 rc=0
-stestr --test-path ./tests/unit run --concurrency "${CAMS_TEST_CONCURRENCY:-2}" || rc=$?
-summary=$(stestr last --no-subunit-trace 2>/dev/null | tail -n 5 || true)
-passed=$(stestr last --subunit | subunit2csv 2>/dev/null | grep -c ',success,' || true)
-failed=$(stestr failing --list 2>/dev/null | grep -c . || true)
-echo "$summary"
+run_suite() {  # NAME PATH CONCURRENCY
+    echo "== $1 tests (stestr)"
+    stestr --test-path "$2" run --concurrency "$3" || rc=$?
+    stestr last --no-subunit-trace 2>/dev/null | tail -n 5 || true
+    local ok bad
+    ok=$(stestr last --subunit | subunit2csv 2>/dev/null \
+             | grep -c ',success,' || true)
+    bad=$(stestr failing --list 2>/dev/null | grep -c . || true)
+    passed=$((passed + ok))
+    failed=$((failed + bad))
+}
+run_suite unit ./tests/unit "${CAMS_TEST_CONCURRENCY:-2}"
+# One process: the functional tests share two booted guests.
+run_suite functional ./tests/functional 1
 echo "tests: ${passed} passed, ${failed} failed"
 exit "$rc"

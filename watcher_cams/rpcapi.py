@@ -24,6 +24,20 @@ AFFINITY = 'affinity'
 KINDS = (BALLOON, AFFINITY)
 
 
+REMOTE_SUFFIX = '_Remote'
+
+
+def _from_server(exc):
+    """Whether oslo.messaging rebuilt ``exc`` from the server's error.
+
+    It re-raises a server exception whose module the client may import as
+    a subclass named with '_Remote', and a builtin one as itself with the
+    server's traceback appended to its message.
+    """
+    return (type(exc).__module__.endswith(REMOTE_SUFFIX)
+            or 'Traceback (most recent call last)' in str(exc))
+
+
 class AgentUnreachable(Exception):
     """The agent of a host did not answer in time."""
 
@@ -83,9 +97,9 @@ class AgentAPI:
         except messaging.MessagingException as exc:
             raise AgentUnreachable(host, str(exc)) from exc
         except Exception as exc:
-            # The server's own exception, re-raised by oslo.messaging: as its
-            # class for builtins, renamed with '_Remote' for the others.
-            name = type(exc).__name__.removesuffix('_Remote')
+            if not _from_server(exc):
+                raise  # a local error (configuration, serialization)
+            name = type(exc).__name__.removesuffix(REMOTE_SUFFIX)
             raise AgentError(host, method, name,
                              str(exc).split('\n')[0]) from exc
 

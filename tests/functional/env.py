@@ -1,0 +1,103 @@
+"""The real machine the functional tests run on: libvirt guests, KSM, config.
+
+tools/host-setup.sh (run by tools/test.sh) installs and starts libvirt and
+RabbitMQ and builds the guest image. Two guests with the guest agent are
+booted once per test process and shared by the tests; every test leaves
+them as it found them (sizes, pinning). When something is missing the
+tests fail with the reason: they are never skipped.
+"""
+
+import atexit
+import os
+import tempfile
+import threading
+
+import libvirt
+from oslo_config import cfg
+
+from watcher_cams.conf import agent_rpc
+from watcher_cams.conf import compute
+from watcher_cams.conf import guards as guards_conf
+from watcher_cams.lab import guests as lab_guests
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+PREFIX = 'cams-ft-'
+URI = os.environ.get('CAMS_LIBVIRT_URI', 'qemu:///system')
+DOMAIN_TYPE = os.environ.get('CAMS_DOMAIN_TYPE', 'qemu')
+GUEST_MB = 512
+RABBIT_URL = os.environ.get('CAMS_TRANSPORT_URL',
+                            'rabbit://guest:guest@127.0.0.1:5672/')
+
+libvirt.registerErrorHandler(lambda *args: None, None)
+
+_lock = threading.Lock()
+_lab = None
+_lab_error = None
+
+
+class Lab:
+    """Two booted guests (a, b) with their agents up."""
+
+    def __init__(self):
+        self.conn = libvirt.open(URI)
+        self.image = lab_guests.GuestImage(os.environ.get(
+            'CAMS_GUEST_DIR', os.path.join(TOP, '.cache', 'guest')))
+        self.workdir = tempfile.mkdtemp(prefix='cams-ft-')
+        # QEMU runs as libvirt-qemu and must reach the overlays.
+        os.chmod(self.workdir, 0o755)
+        lab_guests.destroy_all(self.conn, PREFIX)  # leftovers of a killed run
+        atexit.register(self.close)
+        self.a = self.boot('a')
+        self.b = self.boot('b')
+        for dom in (self.a, self.b):
+            lab_guests.wait_for_agent(dom, timeout=180)
+
+    def boot(self, name, agent=True, uuid=None):
+        return lab_guests.boot(self.conn, PREFIX + name, self.image,
+                               self.workdir, memory_mb=GUEST_MB,
+                               dtype=DOMAIN_TYPE, agent=agent, uuid=uuid)
+
+    def close(self):
+        lab_guests.destroy_all(self.conn, PREFIX)
+
+    def uuids(self):
+        return [self.a.UUIDString(), self.b.UUIDString()]
+
+
+def lab():
+    """The shared guests, booted on first use (a failure is remembered)."""
+    global _lab, _lab_error
+    with _lock:
+        if _lab_error is not None:
+            raise RuntimeError('the lab guests did not boot: %s' % _lab_error)
+        if _lab is None:
+            try:
+                _lab = Lab()
+            except Exception as exc:
+                _lab_error = exc
+                raise
+        return _lab
+
+
+def agent_conf(state_dir, **overrides):
+    """A fresh ConfigOpts with the agent's options, for one test."""
+    conf = cfg.ConfigOpts()
+    for module in (compute, agent_rpc, guards_conf):
+        # By group name: register_group() shallow-copies an OptGroup, so
+        # sharing the module's group object would share overrides too.
+        for group, opts in module.list_opts():
+            conf.register_opts(opts, group=group.name)
+    conf([], project='watcher-cams')
+    conf.set_override('state_dir', state_dir, 'watcher_cams_compute')
+    conf.set_override('host', 'functional', 'watcher_cams_compute')
+    conf.set_override('connection_uri', URI, 'watcher_cams_compute')
+    conf.set_override('reserved_host_memory_mb', 512, 'watcher_cams_compute')
+    for key, value in overrides.items():
+        group, _, name = key.rpartition('.')
+        conf.set_override(name, value, group or 'watcher_cams_compute')
+    return conf
+
+
+def guest(report, uuid):
+    return next(g for g in report['guests'] if g['uuid'] == uuid)

@@ -1,0 +1,220 @@
+"""The agent against real libvirt/QEMU guests with a real guest agent."""
+
+import json
+import os
+import time
+
+import fixtures
+
+from tests.functional import base
+from tests.functional import env
+from watcher_cams.agent import controllers
+from watcher_cams.agent import manager as agent_manager
+from watcher_cams.lab import guests as lab_guests
+from watcher_cams.policy import report as report_format
+
+
+def wait_for(predicate, timeout=60.0, step=0.5):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(step)
+
+
+class TestCollect(base.AgentTestCase):
+
+    def test_report_of_two_guests(self):
+        report = self.manager().get_report()
+        view = report_format.parse_host(report)
+        self.assertEqual('functional', view.name)
+        for uuid in self.lab.uuids():
+            guest = env.guest(report, uuid)
+            self.assertEqual('ok', guest['agent'], guest['error'])
+            self.assertEqual(env.GUEST_MB, guest['max_mb'])
+            self.assertEqual(env.GUEST_MB, guest['actual_mb'])
+            self.assertIn('actual', guest['balloon'])
+            self.assertIn('disk_caches', guest['balloon'])
+            self.assertEqual('none', guest['disks'][0]['cache'])
+            self.assertGreater(guest['disks'][0]['rd_req'], 0)
+            self.assertTrue(os.path.exists('/proc/%d' % guest['qemu_pid']))
+            meminfo = guest['sample']['meminfo']
+            # MemTotal is what the guest kernel sees: below the balloon size
+            # by its own reservations, never above.
+            self.assertLess(meminfo['MemTotal'], env.GUEST_MB * 1024)
+            self.assertGreater(meminfo['MemTotal'], env.GUEST_MB * 1024 / 2)
+            self.assertGreater(meminfo['Committed_AS'], 0)
+            self.assertIn('some_avg10', guest['sample']['psi'])
+            self.assertTrue(view.guest(uuid).has_data)
+        self.assertTrue(report['topology']['llc'])
+        self.assertEqual(report['accounting']['guests_actual_mb'],
+                         sum(g['actual_mb'] for g in report['guests']))
+
+    def test_second_report_has_previous_sample(self):
+        manager = self.manager(min_rate_interval=1)
+        manager.get_report()
+        time.sleep(1.1)
+        guest = env.guest(manager.get_report(), self.lab.uuids()[0])
+        self.assertIsNotNone(guest['previous'])
+        self.assertGreaterEqual(guest['sample']['timestamp']
+                                - guest['previous']['timestamp'], 1.0)
+
+    def test_page_cache_counters_move_after_read_load(self):
+        manager = self.manager()
+        uuid = self.lab.uuids()[0]
+        code, _ = lab_guests.guest_exec(
+            self.lab.a, 'sync; echo 3 > /proc/sys/vm/drop_caches')
+        self.assertEqual(0, code)
+        before = env.guest(manager.get_report(), uuid)['sample']
+        code, _ = lab_guests.guest_exec(self.lab.a, 'cat /mnt/data >/dev/null')
+        self.assertEqual(0, code)
+        after = env.guest(manager.get_report(), uuid)['sample']
+        data_kb = os.path.getsize(self.lab.image.data) // 1024 - 32 * 1024
+        grown = after['meminfo']['Cached'] - before['meminfo']['Cached']
+        read = after['vmstat']['pgpgin'] - before['vmstat']['pgpgin']
+        file_lru = (after['meminfo']['Active(file)']
+                    + after['meminfo']['Inactive(file)'])
+        self.assertGreater(grown, 0.9 * data_kb)
+        self.assertGreater(read, 0.9 * data_kb)
+        self.assertGreater(file_lru, 0.9 * data_kb)
+
+    def test_guest_without_agent_is_reported_once_and_vanishing_is_fine(self):
+        dom = self.lab.boot('noagent', agent=False)
+        uuid = dom.UUIDString()
+        self.addCleanup(lambda: lab_guests.destroy_all(
+            self.lab.conn, env.PREFIX + 'noagent'))
+        logs = self.useFixture(fixtures.FakeLogger(
+            name='watcher_cams.agent.manager'))
+        manager = self.manager()
+        for _ in range(3):
+            guest = env.guest(manager.get_report(), uuid)
+        self.assertEqual('missing', guest['agent'])
+        self.assertNotIn('sample', guest)
+        self.assertEqual(1, logs.output.count(uuid), logs.output)
+        view = report_format.parse_host(manager.get_report())
+        self.assertFalse(view.guest(uuid).has_data)
+        self.assertRaises(controllers.Refused, manager.set_balloon, uuid,
+                          env.GUEST_MB - 128)
+        dom.destroy()
+        report = manager.get_report()
+        self.assertNotIn(uuid, [g['uuid'] for g in report['guests']])
+        self.assertRaises(agent_manager.UnknownInstance,
+                          manager.set_balloon, uuid, 256)
+
+
+class TestBalloon(base.AgentTestCase):
+
+    def test_down_and_back_up(self):
+        manager = self.manager()
+        uuid = self.lab.uuids()[1]
+        before = env.guest(manager.get_report(), uuid)
+        answer = manager.set_balloon(uuid, env.GUEST_MB - 192, 'test')
+        self.assertEqual(env.GUEST_MB, answer['previous_mb'])
+        self.assertLessEqual(abs(answer['actual_mb'] - (env.GUEST_MB - 192)),
+                             4)
+        self.assertEqual(env.GUEST_MB - 192, self.lab.b.info()[2] // 1024)
+        shrunk = env.guest(manager.get_report(), uuid)
+        # The guest sees its memory shrink.
+        self.assertLess(shrunk['sample']['meminfo']['MemTotal'],
+                        before['sample']['meminfo']['MemTotal'] - 150 * 1024)
+        state = manager.get_state()['instances'][uuid]['balloon']
+        self.assertEqual(env.GUEST_MB - 192, state['target_mb'])
+        self.assertEqual(env.GUEST_MB, state['previous_mb'])
+
+        # A restarted agent knows what it did and can revert it.
+        restarted = self.manager()
+        answer = restarted.revert(uuid, 'balloon')
+        self.assertEqual(env.GUEST_MB, answer['actual_mb'])
+        self.assertEqual(env.GUEST_MB, self.lab.b.info()[2] // 1024)
+        self.assertNotIn(uuid, restarted.get_state()['instances'])
+        with open(os.path.join(self.state_dir, 'agent-state.json')) as f:
+            self.assertEqual({}, json.load(f)['instances'])
+
+    def test_guards_refuse_bad_requests(self):
+        manager = self.manager(**{
+            'watcher_cams_guards.max_step_mb': 256})
+        uuid = self.lab.uuids()[1]
+        for target in (env.GUEST_MB + 1, 64, env.GUEST_MB - 300, -5, '400'):
+            self.assertRaises(controllers.Refused, manager.set_balloon, uuid,
+                              target)
+        self.assertEqual(env.GUEST_MB, self.lab.b.info()[2] // 1024)
+        self.assertEqual({}, manager.get_state()['instances'])
+
+    def test_capacity_guard_refuses_growth_of_a_full_host(self):
+        manager = self.manager()
+        uuid = self.lab.uuids()[1]
+        manager.set_balloon(uuid, env.GUEST_MB - 256)
+        total_mb = manager.get_report()['memory']['total_mb']
+        # Reserve all but what the guests hold now: no room to grow.
+        full = self.manager(reserved_host_memory_mb=total_mb)
+        self.assertRaises(controllers.Refused, full.set_balloon, uuid,
+                          env.GUEST_MB - 128)
+        self.assertEqual(env.GUEST_MB - 256, self.lab.b.info()[2] // 1024)
+
+    def test_disabled_agent_refuses_and_restores_on_start(self):
+        manager = self.manager()
+        uuid = self.lab.uuids()[1]
+        manager.set_balloon(uuid, env.GUEST_MB - 128)
+        manager.set_affinity(uuid, [0])
+        disabled = self.manager(enabled=False)
+        self.assertRaises(controllers.Refused, disabled.set_balloon, uuid,
+                          256)
+        disabled.start()
+        self.addCleanup(disabled.stop)
+        self.assertEqual(env.GUEST_MB, self.lab.b.info()[2] // 1024)
+        self.assertTrue(all(self.lab.b.vcpuPinInfo(0)[0]))
+        self.assertEqual({}, disabled.get_state()['instances'])
+
+    def test_target_reapplied_after_guest_restart(self):
+        manager = self.manager()
+        uuid = self.lab.uuids()[1]
+        manager.set_balloon(uuid, env.GUEST_MB - 128)
+        manager.set_affinity(uuid, [1])
+        # Nova hard reboot: a new QEMU with the full size and no pinning.
+        self.lab.b.destroy()
+        self.lab.b = self.lab.boot('b', uuid=uuid)
+        lab_guests.wait_for_agent(self.lab.b, timeout=180)
+        self.assertEqual(env.GUEST_MB, self.lab.b.info()[2] // 1024)
+        manager.cycle()
+        self.assertEqual(env.GUEST_MB - 128, self.lab.b.info()[2] // 1024)
+        self.assertEqual([[1]], [[c for c, on in enumerate(m) if on]
+                                 for m in self.lab.b.vcpuPinInfo(0)])
+
+
+class TestPinning(base.AgentTestCase):
+
+    def test_pin_and_unpin(self):
+        manager = self.manager()
+        uuid = self.lab.uuids()[0]
+        before = env.guest(manager.get_report(), uuid)
+        answer = manager.set_affinity(uuid, [1], 'test')
+        self.assertEqual([1], answer['cpus'])
+        after = env.guest(manager.get_report(), uuid)
+        self.assertEqual([[1]], after['cpus'])
+        self.assertEqual([1], after['emulator_cpus'])
+        self.assertFalse(after['dedicated'])
+        manager.revert(uuid, 'affinity')
+        back = env.guest(manager.get_report(), uuid)
+        self.assertEqual(before['cpus'], back['cpus'])
+        self.assertEqual(before['emulator_cpus'], back['emulator_cpus'])
+
+    def test_dedicated_instances_are_refused(self):
+        uuid = self.lab.uuids()[0]
+        # Nova's dedicated policy pins each vCPU to its own host CPU.
+        self.lab.a.pinVcpu(0, (False, True))
+        manager = self.manager()
+        self.assertTrue(env.guest(manager.get_report(), uuid)['dedicated'])
+        self.assertRaises(controllers.Refused, manager.set_affinity, uuid,
+                          [0, 1])
+        # And so is one inside the configured dedicated set.
+        manager = self.manager(dedicated_cpus=['1'], shared_cpus=['0'])
+        self.assertRaises(controllers.Refused, manager.set_affinity, uuid,
+                          [0])
+
+    def test_cpus_outside_the_shared_set_are_refused(self):
+        manager = self.manager(shared_cpus=['1'])
+        uuid = self.lab.uuids()[0]
+        for cpus in ([0], [], [1, 99], ['1'], 'x'):
+            self.assertRaises(controllers.Refused, manager.set_affinity,
+                              uuid, cpus)

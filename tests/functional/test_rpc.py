@@ -1,0 +1,123 @@
+"""The watcher-cams-agent daemon and its client over a real RabbitMQ."""
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid as uuidlib
+
+import oslo_messaging as messaging
+from testtools import content
+
+from tests.functional import base
+from tests.functional import env
+from watcher_cams import conf as cams_conf
+from watcher_cams import rpcapi
+
+AGENT_CONF = """[DEFAULT]
+transport_url = {url}
+log_file = {log}
+debug = True
+
+[watcher_cams_compute]
+host = {host}
+state_dir = {state}
+connection_uri = {uri}
+collect_interval = 5
+"""
+
+
+class TestAgentOverRabbitMQ(base.AgentTestCase):
+
+    def setUp(self):
+        super().setUp()
+        tmp = tempfile.mkdtemp(prefix='cams-ft-rpc-')
+        self.host = 'functional-%s' % uuidlib.uuid4().hex[:8]
+        self.log = os.path.join(tmp, 'agent.log')
+        conf_file = os.path.join(tmp, 'agent.conf')
+        with open(conf_file, 'w') as f:
+            f.write(AGENT_CONF.format(url=env.RABBIT_URL, log=self.log,
+                                      host=self.host, state=self.state_dir,
+                                      uri=env.URI))
+        agent = os.path.join(os.path.dirname(sys.executable),
+                             'watcher-cams-agent')
+        self.daemon = subprocess.Popen([agent, '--config-file', conf_file])
+        self.addCleanup(self._stop_daemon)
+        self.addOnException(self._attach_log)
+
+        # oslo.messaging registers some client options (tracing) on the
+        # global CONF only, so the client uses it, as the services do.
+        conf = cams_conf.CONF
+        conf([], project='watcher-cams')
+        self.addCleanup(conf.reset)
+        transport = messaging.get_rpc_transport(conf, url=env.RABBIT_URL)
+        self.addCleanup(transport.cleanup)
+        self.client = rpcapi.AgentAPI(conf, transport)
+        self._wait_ready()
+
+    def _wait_ready(self, timeout=90):
+        deadline = time.monotonic() + timeout
+        while True:
+            self.assertIsNone(self.daemon.poll(), 'agent exited')
+            try:
+                return self.client._call(self.host, 'get_state', 2)
+            except rpcapi.AgentUnreachable:
+                if time.monotonic() > deadline:
+                    raise
+
+    def _stop_daemon(self):
+        if self.daemon.poll() is None:
+            self.daemon.send_signal(signal.SIGTERM)
+            try:
+                self.daemon.wait(30)
+            except subprocess.TimeoutExpired:
+                self.daemon.kill()
+                self.daemon.wait()
+
+    def _attach_log(self, exc_info):
+        if os.path.exists(self.log):
+            with open(self.log) as f:
+                self.addDetail('agent-log', content.text_content(f.read()))
+
+    def test_round_trip(self):
+        a, b = self.lab.uuids()
+        report = self.client.get_report(self.host)
+        self.assertEqual(self.host, report['host'])
+        self.assertEqual('ok', env.guest(report, a)['agent'])
+
+        answer = self.client.set_balloon(self.host, b, env.GUEST_MB - 128,
+                                         'rpc test')
+        self.assertEqual(env.GUEST_MB, answer['previous_mb'])
+        self.assertEqual(env.GUEST_MB - 128, self.lab.b.info()[2] // 1024)
+        state = self.client.get_state(self.host)
+        self.assertIn(b, state['running'])
+        self.assertEqual(env.GUEST_MB - 128,
+                         state['instances'][b]['balloon']['target_mb'])
+        self.client.revert(self.host, b, 'balloon')
+        self.assertEqual(env.GUEST_MB, self.lab.b.info()[2] // 1024)
+
+        self.client.save_policy_state(self.host, {a: {'margin': {'m': 1}}})
+        report = self.client.get_report(self.host)
+        self.assertEqual({'margin': {'m': 1}},
+                         env.guest(report, a)['policy_state'])
+
+    def test_refusals_and_silence(self):
+        a, _ = self.lab.uuids()
+        exc = self.assertRaises(rpcapi.AgentError, self.client.set_balloon,
+                                self.host, a, 1)
+        self.assertEqual('Refused', exc.exc_type)
+        self.assertIn('floor', str(exc))
+        exc = self.assertRaises(rpcapi.AgentError, self.client.revert,
+                                self.host, a, 'balloon')
+        self.assertEqual('Refused', exc.exc_type)
+        exc = self.assertRaises(rpcapi.AgentError, self.client.set_balloon,
+                                self.host, str(uuidlib.uuid4()), 256)
+        self.assertEqual('UnknownInstance', exc.exc_type)
+        self.assertRaises(rpcapi.AgentUnreachable, self.client._call,
+                          'no-such-host', 'get_state', 2)
+
+    def test_daemon_stops_on_sigterm(self):
+        self.daemon.send_signal(signal.SIGTERM)
+        self.assertEqual(0, self.daemon.wait(30))

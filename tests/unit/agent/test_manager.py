@@ -1,0 +1,303 @@
+"""The agent's manager, controllers and state on fake domains."""
+
+import json
+import os
+
+import fixtures
+from oslo_config import cfg
+import testtools
+
+from tests.unit.agent import fakes
+from tests.unit import factory
+from watcher_cams import accounting
+from watcher_cams.agent import controllers
+from watcher_cams.agent.controllers import pinning
+from watcher_cams.agent import manager as agent_manager
+from watcher_cams.agent import state as state_store
+from watcher_cams.conf import agent_rpc
+from watcher_cams.conf import compute
+from watcher_cams.conf import guards as guards_conf
+from watcher_cams.policy import model
+from watcher_cams.policy import report
+
+A = 'aaaaaaaa-0000-0000-0000-000000000001'
+B = 'bbbbbbbb-0000-0000-0000-000000000002'
+
+
+def make_conf(state_dir, **overrides):
+    conf = cfg.ConfigOpts()
+    for module in (compute, agent_rpc, guards_conf):
+        for group, opts in module.list_opts():
+            conf.register_opts(opts, group=group.name)
+    conf([], project='watcher-cams')
+    defaults = {'state_dir': state_dir, 'host': 'unit',
+                'collect_sharing': False, 'balloon_timeout': 1,
+                'shared_cpus': ['0-1']}
+    defaults.update(overrides)
+    for name, value in defaults.items():
+        group, _, name = name.rpartition('.')
+        conf.set_override(name, value, group or 'watcher_cams_compute')
+    return conf
+
+
+class ManagerTestCase(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.useFixture(fixtures.MockPatch(
+            'libvirt_qemu.qemuAgentCommand', fakes.agent_command))
+        self.useFixture(fixtures.MockPatch('time.sleep'))
+        self.state_dir = self.useFixture(fixtures.TempDir()).path
+        self.a = fakes.FakeDomain(A, 'guest-a', max_mb=1024)
+        self.b = fakes.FakeDomain(B, 'guest-b', max_mb=1024)
+        self.conn = fakes.FakeConn([self.a, self.b])
+
+    def manager(self, **overrides):
+        mgr = agent_manager.AgentManager(make_conf(self.state_dir,
+                                                   **overrides))
+        mgr._conn = self.conn
+        return mgr
+
+
+class TestReport(ManagerTestCase):
+
+    def test_report_parses_and_accounts(self):
+        rep = self.manager().get_report()
+        view = report.parse_host(rep)
+        self.assertEqual([A, B], [g.uuid for g in view.guests])
+        self.assertTrue(all(g.has_data for g in view.guests))
+        self.assertEqual(2048, rep['accounting']['guests_actual_mb'])
+        self.assertEqual(rep['memory']['total_mb'] - 512,
+                         rep['accounting']['ram_mb']
+                         - rep['accounting']['reserved_mb'])
+        self.assertEqual([[0, 1]], rep['guests'][0]['cpus'])
+        self.assertEqual('none', rep['guests'][0]['disks'][0]['cache'])
+
+    def test_vanishing_domain_is_skipped(self):
+        self.b.gone = True
+        rep = self.manager().get_report()
+        self.assertEqual([A], [g['uuid'] for g in rep['guests']])
+
+    def test_bad_guest_data_is_marked_and_logged_once(self):
+        logs = self.useFixture(fixtures.FakeLogger(
+            name='watcher_cams.agent.manager'))
+        # Well formed, but MemAvailable above MemTotal.
+        self.b.files['/proc/meminfo'] = fakes.MEMINFO.replace(
+            '425124', '999999').encode()
+        mgr = self.manager()
+        for _ in range(3):
+            rep = mgr.get_report()
+        guest = rep['guests'][1]
+        self.assertEqual('bad-data', guest['agent'])
+        self.assertNotIn('sample', guest)
+        self.assertEqual(1, logs.output.count(B))
+        self.b.files['/proc/meminfo'] = fakes.MEMINFO.encode()
+        mgr.get_report()
+        self.assertIn('readable again', logs.output)
+
+    def test_rates_use_an_old_enough_previous_sample(self):
+        clock = iter(range(0, 1000, 4))
+        mgr = self.manager(min_rate_interval=10)
+        mgr.clock = lambda: float(next(clock))
+        stamps = []
+        for _ in range(5):
+            guest = mgr.get_report()['guests'][0]
+            stamps.append((guest['sample']['timestamp'],
+                           guest['previous'] and
+                           guest['previous']['timestamp']))
+        # Each report takes the clock for the report and each guest.
+        for now, previous in stamps[1:]:
+            self.assertIsNotNone(previous)
+        now, previous = stamps[-1]
+        self.assertGreaterEqual(now - previous, 10)
+
+    def test_policy_state_round_trip_and_limits(self):
+        mgr = self.manager()
+        mgr.save_policy_state({A: {'margin': {'m': 64}}})
+        mgr.save_policy_state({A: {'other': 1}})
+        self.assertEqual({'margin': {'m': 64}, 'other': 1},
+                         mgr.get_report()['guests'][0]['policy_state'])
+        self.assertRaises(controllers.Refused, mgr.save_policy_state,
+                          {A: {'x': 'y' * 20000}})
+        self.assertRaises(controllers.Refused, mgr.save_policy_state, [1])
+
+
+class TestBalloon(ManagerTestCase):
+
+    def test_shrink_record_revert(self):
+        mgr = self.manager()
+        answer = mgr.set_balloon(A, 768, 'test')
+        self.assertEqual({'previous_mb': 1024, 'actual_mb': 768}, answer)
+        entry = mgr.get_state()['instances'][A]['balloon']
+        self.assertEqual((768, 1024, 1024), (entry['target_mb'],
+                                             entry['previous_mb'],
+                                             entry['original_mb']))
+        mgr.set_balloon(A, 512)
+        entry = mgr.get_state()['instances'][A]['balloon']
+        self.assertEqual((512, 768, 1024), (entry['target_mb'],
+                                            entry['previous_mb'],
+                                            entry['original_mb']))
+        mgr.revert(A, 'balloon')
+        self.assertEqual(768 * 1024, self.a.actual_kib)
+        mgr.revert(A, 'balloon')  # a revert is a change: this undoes it
+        self.assertEqual(512 * 1024, self.a.actual_kib)
+
+    def test_guards(self):
+        mgr = self.manager(**{'watcher_cams_guards.max_step_mb': 512})
+        for target in (1025, 100, 400, -1, 600.0, '700', None):
+            self.assertRaises(controllers.Refused, mgr.set_balloon, A,
+                              target)
+        self.assertEqual(1024 * 1024, self.a.actual_kib)
+        self.assertEqual({}, mgr.get_state()['instances'])
+        self.assertRaises(agent_manager.UnknownInstance, mgr.set_balloon,
+                          'nope', 512)
+        self.assertRaises(controllers.Refused, mgr.revert, A, 'balloon')
+
+    def test_guest_without_data_is_never_shrunk(self):
+        self.a.agent_error = fakes.libvirt_error(86, 'not connected')
+        mgr = self.manager()
+        exc = self.assertRaises(controllers.Refused, mgr.set_balloon, A, 768)
+        self.assertIn('trustworthy', str(exc))
+        self.assertEqual(1024 * 1024, self.a.actual_kib)
+
+    def test_capacity_guard(self):
+        total = self.manager().get_report()['memory']['total_mb']
+        self.a.actual_kib = 512 * 1024
+        # Room for exactly 100 MiB more than the guests hold now.
+        mgr = self.manager(reserved_host_memory_mb=total - 1536 - 100)
+        self.assertRaises(controllers.Refused, mgr.set_balloon, A, 768)
+        mgr.set_balloon(A, 600)
+        self.assertEqual(600 * 1024, self.a.actual_kib)
+
+    def test_balloon_that_does_not_follow_fails_and_can_revert(self):
+        self.a.balloon_follows = False
+        mgr = self.manager()
+        exc = self.assertRaises(controllers.ChangeFailed, mgr.set_balloon,
+                                A, 768)
+        self.assertIn('not 768', str(exc))
+        self.assertEqual(1024, mgr.get_state()['instances'][A]['balloon'][
+            'previous_mb'])
+
+    def test_disabled_refuses_and_restores(self):
+        mgr = self.manager()
+        mgr.set_balloon(A, 768)
+        mgr.set_affinity(A, [1])
+        disabled = self.manager(enabled=False)
+        self.assertRaises(controllers.Refused, disabled.set_balloon, A, 512)
+        self.assertRaises(controllers.Refused, disabled.set_affinity, A, [0])
+        disabled.restore_all()
+        self.assertEqual(1024 * 1024, self.a.actual_kib)
+        self.assertEqual([(True, True)], self.a.pins)
+        self.assertEqual({}, disabled.get_state()['instances'])
+
+    def test_restarted_guest_gets_its_target_back(self):
+        mgr = self.manager()
+        mgr.set_balloon(A, 768)
+        self.a.actual_kib = 1024 * 1024  # a new QEMU with the full size
+        self.a.pid = 4242
+        self.useFixture(fixtures.MockPatch(
+            'watcher_cams.agent.collectors.domains.qemu_pid',
+            lambda name, pid_dir=None: 4242))
+        mgr.cycle()
+        self.assertEqual(768 * 1024, self.a.actual_kib)
+        mgr.cycle()  # recorded: nothing more to do
+        self.assertEqual(4242, mgr.get_state()['instances'][A]['balloon'][
+            'qemu_pid'])
+
+    def test_state_of_deleted_instances_is_forgotten(self):
+        mgr = self.manager()
+        mgr.set_balloon(A, 768)
+        self.a.gone = True
+        mgr.cycle()
+        self.assertEqual({}, mgr.get_state()['instances'])
+
+
+class TestPinning(ManagerTestCase):
+
+    def test_pin_revert(self):
+        mgr = self.manager()
+        mgr.set_affinity(A, [1])
+        self.assertEqual([(False, True)], self.a.pins)
+        self.assertEqual((False, True), self.a.emulator)
+        self.assertFalse(mgr.get_report()['guests'][0]['dedicated'])
+        mgr.revert(A, 'affinity')
+        self.assertEqual([(True, True)], self.a.pins)
+        self.assertNotIn(A, mgr.get_state()['instances'])
+
+    def test_dedicated_detection(self):
+        def domain(pins, host_cpus=4):
+            return type('D', (), {'vcpu_cpus': pins,
+                                  'host_cpus': host_cpus})()
+        self.assertTrue(pinning.is_dedicated(domain([[1], [2]]), ()))
+        self.assertFalse(pinning.is_dedicated(domain([[1], [2]]), (),
+                                              recorded=True))
+        self.assertFalse(pinning.is_dedicated(domain([[1], [1]]), ()))
+        self.assertFalse(pinning.is_dedicated(domain([[0, 1]]), ()))
+        self.assertTrue(pinning.is_dedicated(domain([[2, 3]]), (2, 3)))
+        self.assertFalse(pinning.is_dedicated(domain([[1, 2]]), (2, 3)))
+        self.assertFalse(pinning.is_dedicated(domain([[0]], 1), ()))
+
+    def test_refusals(self):
+        self.a.pins = [(False, True)]
+        mgr = self.manager()
+        self.assertRaises(controllers.Refused, mgr.set_affinity, A, [0, 1])
+        for cpus in ([], [2], ['0'], 0, None):
+            self.assertRaises(controllers.Refused, mgr.set_affinity, B, cpus)
+
+
+class TestState(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.dir = self.useFixture(fixtures.TempDir()).path
+
+    def test_survives_a_restart_and_writes_atomically(self):
+        store = state_store.StateStore(self.dir)
+        store.record(A, 'balloon', {'target_mb': 1})
+        self.assertEqual(['agent-state.json'], os.listdir(self.dir))
+        self.assertEqual({'target_mb': 1},
+                         state_store.StateStore(self.dir).get(A, 'balloon'))
+        store.forget(A, 'balloon')
+        self.assertEqual({}, state_store.StateStore(self.dir).all())
+
+    def test_corrupt_file_is_kept_aside(self):
+        with open(os.path.join(self.dir, 'agent-state.json'), 'w') as f:
+            f.write('{"format": 1, "instan')
+        store = state_store.StateStore(self.dir)
+        self.assertEqual({}, store.all())
+        self.assertTrue(os.path.exists(os.path.join(
+            self.dir, 'agent-state.json.corrupt')))
+        with open(os.path.join(self.dir, 'agent-state.json'), 'w') as f:
+            json.dump({'format': 99}, f)
+        self.assertEqual({}, state_store.StateStore(self.dir).all())
+
+    def test_failed_write_keeps_memory_and_disk_consistent(self):
+        store = state_store.StateStore(self.dir)
+        store.record(A, 'balloon', {'target_mb': 1})
+        self.useFixture(fixtures.MockPatch('os.replace',
+                                           side_effect=OSError('disk full')))
+        self.assertRaises(OSError, store.record, A, 'balloon',
+                          {'target_mb': 2})
+        self.assertEqual({'target_mb': 1}, store.get(A, 'balloon'))
+        self.assertEqual(['agent-state.json'], os.listdir(self.dir))
+
+
+class TestAccounting(testtools.TestCase):
+
+    def test_ksm_savings_count_with_a_safety_factor(self):
+        host = factory.host(ram_mb=8192, guests=[
+            factory.guest(1, max_mb=4096, actual_mb=4096),
+            factory.guest(2, max_mb=4096, actual_mb=3072)],
+            ksm=model.KsmStats(pages_sharing=256 * 1024))
+        cfg = guards_conf.guard_config(make_conf('/nonexistent'))
+        acct = accounting.account(host, cfg, {factory.uid(1): 10})
+        self.assertEqual(1024.0, acct.ksm_saved_mb)
+        self.assertEqual(512, acct.ksm_promisable_mb)
+        self.assertEqual(8192 + 512, acct.capacity_mb)
+        self.assertEqual(8192 + 512 - 7168, acct.promisable_mb)
+        self.assertTrue(acct.may_grow(acct.promisable_mb))
+        self.assertFalse(acct.may_grow(acct.promisable_mb + 1))
+        self.assertEqual(0, acct.overcommit_mb)
+        self.assertAlmostEqual(10 * 4096 / 2 ** 20,
+                               acct.merged_mb(factory.uid(1)))
+        self.assertEqual(acct.promisable_mb, acct.as_dict()['promisable_mb'])

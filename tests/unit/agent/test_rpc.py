@@ -1,0 +1,51 @@
+"""The RPC endpoint's argument checks (the transport is tested for real in
+tests/functional/test_rpc.py over RabbitMQ)."""
+
+import oslo_messaging as messaging
+import testtools
+
+from watcher_cams.agent import controllers
+from watcher_cams.agent import rpc
+
+
+class RecordingManager:
+    def __init__(self):
+        self.calls = []
+
+    def __getattr__(self, name):
+        def call(*args):
+            self.calls.append((name,) + args)
+            return {'ok': name}
+        return call
+
+
+class TestEndpoint(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.manager = RecordingManager()
+        self.endpoint = rpc.AgentEndpoint(self.manager)
+
+    def assertRefused(self, method, **kwargs):
+        # Expected exceptions travel wrapped, so the server logs no trace.
+        exc = self.assertRaises(messaging.ExpectedException, method, {},
+                                **kwargs)
+        self.assertIsInstance(exc.exc_info[1], controllers.Refused)
+
+    def test_valid_calls_reach_the_manager(self):
+        self.endpoint.set_balloon({}, instance='u', target_mb=512,
+                                  reason='r' * 300)
+        self.endpoint.revert({}, instance='u', kind='affinity')
+        self.assertEqual([('set_balloon', 'u', 512, 'r' * 255),
+                          ('revert', 'u', 'affinity')], self.manager.calls)
+
+    def test_bad_arguments_are_refused_before_the_manager(self):
+        for kwargs in ({'instance': 'u', 'target_mb': '512'},
+                       {'instance': 'u', 'target_mb': 5.0},
+                       {'instance': 'u', 'target_mb': True},
+                       {'instance': '', 'target_mb': 5},
+                       {'instance': 'x' * 65, 'target_mb': 5},
+                       {'instance': 7, 'target_mb': 5}):
+            self.assertRefused(self.endpoint.set_balloon, **kwargs)
+        self.assertRefused(self.endpoint.revert, instance='u', kind='memory')
+        self.assertEqual([], self.manager.calls)

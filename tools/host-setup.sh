@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Install and start what the functional tests and the real-guest lab need on
+# a fresh Debian 12 machine (lab-notes.md): libvirt + QEMU, the guest agent,
+# busybox and a kernel for the tiny guest, RabbitMQ. Idempotent: installs
+# only missing packages and starts only daemons that are not running.
+# Then builds the guest image (tools/guest-image.sh).
+set -euo pipefail
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SUDO=
+[ "$(id -u)" = 0 ] || SUDO=sudo
+
+packages="libvirt-daemon-system libvirt-daemon-driver-qemu libvirt-clients
+  libvirt-dev pkg-config qemu-system-x86 qemu-utils qemu-guest-agent
+  busybox-static linux-image-amd64 e2fsprogs cpio rabbitmq-server"
+missing=
+for p in $packages; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' \
+        || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    echo "host-setup: installing$missing"
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq $missing \
+        > /tmp/cams-apt.log 2>&1 || { tail -n 30 /tmp/cams-apt.log; exit 1; }
+fi
+
+# PID 1 is not systemd on these machines: start the daemons by hand.
+if ! virsh -c qemu:///system version >/dev/null 2>&1; then
+    echo "host-setup: starting virtlogd and libvirtd"
+    pgrep -x virtlogd >/dev/null || $SUDO virtlogd -d
+    pgrep -x libvirtd >/dev/null || $SUDO libvirtd -d
+    for _ in $(seq 1 30); do
+        virsh -c qemu:///system version >/dev/null 2>&1 && break
+        sleep 1
+    done
+    virsh -c qemu:///system version >/dev/null
+fi
+
+port_open() { (exec 3<>/dev/tcp/127.0.0.1/5672) 2>/dev/null; }
+if ! port_open; then
+    echo "host-setup: starting rabbitmq-server"
+    $SUDO rabbitmq-server -detached >/dev/null 2>&1 || true
+    for _ in $(seq 1 90); do
+        port_open && break
+        sleep 1
+    done
+    port_open || { echo "host-setup: RabbitMQ did not start" >&2; exit 1; }
+fi
+
+"$top/tools/guest-image.sh" >/dev/null
+echo "host-setup: libvirt, RabbitMQ and the guest image are ready"
