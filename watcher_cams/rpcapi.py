@@ -11,6 +11,7 @@ API version history:
   save_policy_state
 """
 
+from oslo_config import cfg
 from oslo_log import log
 import oslo_messaging as messaging
 
@@ -25,17 +26,6 @@ KINDS = (BALLOON, AFFINITY)
 
 
 REMOTE_SUFFIX = '_Remote'
-
-
-def _from_server(exc):
-    """Whether oslo.messaging rebuilt ``exc`` from the server's error.
-
-    It re-raises a server exception whose module the client may import as
-    a subclass named with '_Remote', and a builtin one as itself with the
-    server's traceback appended to its message.
-    """
-    return (type(exc).__module__.endswith(REMOTE_SUFFIX)
-            or 'Traceback (most recent call last)' in str(exc))
 
 
 class AgentUnreachable(Exception):
@@ -96,9 +86,12 @@ class AgentAPI:
             raise AgentError(host, method, exc.exc_type, exc.value) from exc
         except messaging.MessagingException as exc:
             raise AgentUnreachable(host, str(exc)) from exc
+        except cfg.Error:
+            raise  # the client's own configuration, not the agent's fault
         except Exception as exc:
-            if not _from_server(exc):
-                raise  # a local error (configuration, serialization)
+            # The server's own exception, re-raised by oslo.messaging: as
+            # itself for builtins, renamed with '_Remote' for modules the
+            # client may import.
             name = type(exc).__name__.removesuffix(REMOTE_SUFFIX)
             raise AgentError(host, method, name,
                              str(exc).split('\n')[0]) from exc

@@ -5,10 +5,12 @@ serialized and dispatched to a real RPC server exactly as over RabbitMQ.
 The functional tests of the agent repeat this over a real RabbitMQ.
 """
 
+from oslo_config import cfg
 import oslo_messaging as messaging
 from watcher.tests.unit import base
 
 from watcher_cams import conf as cams_conf
+from watcher_cams.conf import agent_rpc
 from watcher_cams import rpcapi
 
 
@@ -73,3 +75,15 @@ class TestAgentAPI(base.TestCase):
     def test_unknown_revert_kind_refused_locally(self):
         self.assertRaises(ValueError, self.api.revert, 'cmp-a', 'u1',
                           'everything')
+
+    def test_local_configuration_error_is_not_the_agents(self):
+        # oslo.messaging registers its tracing options on the global CONF
+        # only: a client on another ConfigOpts fails before sending.
+        conf = cfg.ConfigOpts()
+        for group, opts in agent_rpc.list_opts():
+            conf.register_opts(opts, group=group.name)
+        conf([])
+        transport = messaging.get_rpc_transport(conf, url='fake:/')
+        self.addCleanup(transport.cleanup)
+        api = rpcapi.AgentAPI(conf, transport)
+        self.assertRaises(cfg.NoSuchOptError, api.get_report, 'cmp-a')
