@@ -185,7 +185,7 @@ class AgentManager:
                              else '%s: %s' % (entry['agent'], entry['error']))
         return entry
 
-    def _sharing_pairs(self, domains):
+    def _sharing_pairs(self, domains, merged):
         """Cached pairwise sharing [{'a','b','pages'}] and RAM pages."""
         when, pairs, pages = self._sharing
         now = time.monotonic()
@@ -196,7 +196,8 @@ class AgentManager:
             return pairs, pages, 0.0
         start = time.monotonic()
         try:
-            frames = sharing_collector.guest_ksm_frames(pids, root=self.root)
+            frames = sharing_collector.guest_ksm_frames(
+                pids, root=self.root, merged=merged)
         except (OSError, ValueError, sharing_collector.SharingError) as exc:
             # A guest that exits mid-read, or no root: no matrix this time.
             self.problems.update('host:sharing', 'pairwise sharing: %s' % exc)
@@ -218,7 +219,8 @@ class AgentManager:
             guests = [self._guest_entry(d, recorded.get(u, {}))
                       for u, d in sorted(domains.items())]
             sampled = time.monotonic()
-            pairs, ram_pages, sharing_ms = self._sharing_pairs(domains)
+            pairs, ram_pages, sharing_ms = self._sharing_pairs(
+                domains, {g['uuid']: g['ksm_merging_pages'] for g in guests})
             for guest in guests:
                 if guest['uuid'] in ram_pages:
                     guest['ram_pages'] = ram_pages[guest['uuid']]
@@ -241,7 +243,7 @@ class AgentManager:
             }
             view = report_format.parse_host(report)
             report['accounting'] = accounting.account(
-                view, self.cfg, {g['uuid']: g['ksm_merging_pages']
+                view, self.cfg, {g['uuid']: g['ksm_merging_pages'] or 0
                                  for g in guests}).as_dict()
             finished = time.monotonic()
             report['collection'] = {

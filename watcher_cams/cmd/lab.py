@@ -10,15 +10,7 @@ import argparse
 import sys
 import warnings
 
-
-def _table(headers, rows):
-    cells = [[str(c) for c in r] for r in rows]
-    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h)
-              for i, h in enumerate(headers)]
-    line = '  '.join(h.ljust(w) for h, w in zip(headers, widths))
-    out = [line, '  '.join('-' * w for w in widths)]
-    out += ['  '.join(c.ljust(w) for c, w in zip(r, widths)) for r in cells]
-    return '\n'.join(out)
+from watcher_cams.lab import tables
 
 
 STRATEGY_RUNS = (
@@ -56,7 +48,8 @@ def _example_plans(out):
             rows.append((action['action_type'],
                          names.get(p['resource_id'], p['resource_id']),
                          change, p['reason']))
-        out.write((_table(('action', 'instance', 'change', 'reason'), rows)
+        headers = ('action', 'instance', 'change', 'reason')
+        out.write((tables.table(headers, rows)
                    if rows else '(no actions)') + '\n')
         ind = ', '.join('%s=%s' % (i['name'], i['value'])
                         for i in solution.efficacy_indicators)
@@ -82,8 +75,9 @@ def _example_cycles(out, cycles):
                       a['input_parameters']['target_mb']
                       for a in solution.actions})
     out.write('== cache_aware_balloon over audit cycles (feedback model)\n')
-    out.write(_table(('mode', 'cycle', 'vm1 MiB', 'vm2 MiB',
-                      'vm1 disk MiB/s', 'vm2 disk MiB/s'), rows) + '\n')
+    out.write(tables.table(('mode', 'cycle', 'vm1 MiB', 'vm2 MiB',
+                            'vm1 disk MiB/s', 'vm2 disk MiB/s'), rows)
+              + '\n')
 
 
 def main(argv=None):
@@ -101,7 +95,30 @@ def main(argv=None):
     bench.add_argument('--instances', type=int, default=20,
                        help='instances per node')
     bench.add_argument('--seed', type=int, default=1)
+    agent = sub.add_parser('bench-agent', help='time the agent\'s '
+                           'collection on real guests (root, libvirt and '
+                           'tools/host-setup.sh needed)')
+    agent.add_argument('--guests', type=int, default=4)
+    agent.add_argument('--cycles', type=int, default=5)
+    agent.add_argument('--memory-mb', type=int, default=512)
+    agent.add_argument('--image-dir', default='.cache/guest',
+                       help='output of tools/guest-image.sh')
+    agent.add_argument('--domain-type', default='qemu',
+                       choices=('qemu', 'kvm'))
+    agent.add_argument('--ksm-wait', type=int, default=20,
+                       help='seconds of fast KSM scanning before measuring '
+                            '(0: leave KSM as it is); settings are restored')
     args = parser.parse_args(argv)
+    if args.command == 'bench-agent':
+        if args.guests < 2 or args.cycles < 1 or args.memory_mb < 128:
+            parser.error('need --guests >= 2, --cycles >= 1 and '
+                         '--memory-mb >= 128')
+        from watcher_cams.lab import bench_agent
+        bench_agent.run(args.guests, args.cycles, args.memory_mb,
+                        args.image_dir, dtype=args.domain_type,
+                        out=lambda line: print(line, flush=True),
+                        ksm_wait=args.ksm_wait)
+        return 0
     if args.command is None:
         args = parser.parse_args(['example'] + list(argv or []))
     # Watcher's dependencies warn about eventlet and cgi on import, noise in

@@ -60,7 +60,7 @@ class GuestImage:
     """Paths of a built guest image directory."""
 
     def __init__(self, directory):
-        self.directory = directory
+        self.directory = directory = os.path.abspath(directory)
         self.kernel = os.path.join(directory, 'vmlinuz')
         self.initrd = os.path.join(directory, 'initrd.gz')
         self.data = os.path.join(directory, 'data.img')

@@ -92,8 +92,8 @@ class TestKsm(testtools.TestCase):
         self.assertEqual(0, counters['pages_volatile'])
 
     def test_process_merging_pages(self):
-        self.assertEqual(0, ksm.process_merging_pages(None, self.root))
-        self.assertEqual(0, ksm.process_merging_pages(42, self.root))
+        self.assertIsNone(ksm.process_merging_pages(None, self.root))
+        self.assertIsNone(ksm.process_merging_pages(42, self.root))
         write(self.root, 'proc/42/ksm_merging_pages', '17\n')
         self.assertEqual(17, ksm.process_merging_pages(42, self.root))
         write(self.root, 'proc/42/ksm_stat',
@@ -141,6 +141,13 @@ class TestSharing(testtools.TestCase):
         self.assertEqual((8, {10, 11, 12, 20}), frames['a'])
         self.assertEqual((8, {11, 12, 20, 30}), frames['b'])
         self.assertEqual([('a', 'b', 3)], sharing.pairwise(frames))
+
+    def test_processes_with_nothing_merged_are_not_walked(self):
+        frames = sharing.guest_ksm_frames({'a': 1, 'b': 2}, root=self.root,
+                                          merged={'a': 0, 'b': None})
+        self.assertEqual((8, set()), frames['a'])
+        self.assertEqual((8, {11, 12, 20, 30}), frames['b'])
+        self.assertEqual([], sharing.pairwise(frames))
 
     def test_hidden_pfns_mean_not_root(self):
         self.process(3, [0] * 8)

@@ -25,13 +25,13 @@ def host_counters(root='/'):
 
 
 def process_merging_pages(pid, root='/'):
-    """Pages of process ``pid`` merged by KSM now (0 if unknown).
+    """Pages of process ``pid`` merged by KSM now; None if unknown.
 
     /proc/<pid>/ksm_stat has ksm_merging_pages on recent kernels; older ones
     have only /proc/<pid>/ksm_merging_pages; very old ones neither.
     """
     if not pid:
-        return 0
+        return None
     proc = os.path.join(root, 'proc', str(int(pid)))
     try:
         with open(os.path.join(proc, 'ksm_stat')) as f:
@@ -45,4 +45,4 @@ def process_merging_pages(pid, root='/'):
         with open(os.path.join(proc, 'ksm_merging_pages')) as f:
             return int(f.read().strip())
     except (OSError, ValueError):
-        return 0
+        return None

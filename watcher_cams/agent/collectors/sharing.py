@@ -16,7 +16,10 @@ import sys
 PAGEMAP_PRESENT = 1 << 63
 PAGEMAP_PFN_MASK = (1 << 55) - 1
 KPF_KSM = 21
-WINDOW_PAGES = 1 << 16      # kpageflags entries read at once (512 KiB)
+# kpageflags entries read at once (8 KiB). The kernel computes every entry
+# read, and guest frames are scattered: small windows read fewer entries
+# (2 GiB of guests here: 1<<16 took 0.22 s, 1<<12 0.16 s, 1<<10 0.10 s).
+WINDOW_PAGES = 1 << 10
 CHUNK_PAGES = 1 << 17       # pagemap entries read at once (1 MiB)
 
 
@@ -93,11 +96,19 @@ def ksm_frames(pfns, root='/'):
     return found
 
 
-def guest_ksm_frames(pids, page_size=4096, root='/'):
-    """{key: (ram_pages, set of KSM PFNs)} for {key: qemu pid}."""
+def guest_ksm_frames(pids, page_size=4096, root='/', merged=None):
+    """{key: (ram_pages, set of KSM PFNs)} for {key: qemu pid}.
+
+    ``merged`` ({key: pages merged now or None}, from ksm_stat) lets a
+    process with nothing merged skip the page walk: it cannot share a KSM
+    frame. None (kernel without the counter) always walks.
+    """
     out = {}
     for key, pid in pids.items():
         start, end = guest_ram_mapping(pid, root)
+        if merged is not None and merged.get(key) == 0:
+            out[key] = ((end - start) // page_size, set())
+            continue
         pfns = present_pfns(pid, start, end, page_size, root)
         out[key] = ((end - start) // page_size, ksm_frames(pfns, root))
     return out

@@ -1,0 +1,154 @@
+"""Collection cost of the agent on real guests.
+
+Boots ``guests`` tiny guests (tools/guest-image.sh), lets each read its data
+file (page cache, KSM candidates), then runs ``cycles`` full collections
+with the pairwise sharing matrix recomputed every cycle, and prints the
+milliseconds per cycle and per guest; then the sharing matrix split into
+reading page frames (pagemap + kpageflags, per GiB of guest RAM) and
+intersecting them. Needs root, libvirt and the image (tools/host-setup.sh).
+"""
+
+import os
+import statistics
+import tempfile
+import time
+
+from watcher_cams.lab import tables
+
+PREFIX = 'cams-bench-'
+
+
+def _conf(state_dir, uri):
+    from oslo_config import cfg
+
+    from watcher_cams.conf import agent_rpc
+    from watcher_cams.conf import compute
+    from watcher_cams.conf import guards
+
+    conf = cfg.ConfigOpts()
+    for module in (compute, agent_rpc, guards):
+        for group, opts in module.list_opts():
+            conf.register_opts(opts, group=group.name)
+    conf([], project='watcher-cams')
+    for name, value in (('state_dir', state_dir), ('host', 'bench'),
+                        ('connection_uri', uri), ('sharing_interval', 0)):
+        conf.set_override(name, value, 'watcher_cams_compute')
+    return conf
+
+
+def _boot(conn, image, count, memory_mb, dtype, out):
+    from watcher_cams.lab import guests as lab_guests
+
+    workdir = tempfile.mkdtemp(prefix=PREFIX)
+    os.chmod(workdir, 0o755)  # QEMU runs as libvirt-qemu
+    lab_guests.destroy_all(conn, PREFIX)
+    started = time.monotonic()
+    doms = [lab_guests.boot(conn, '%s%d' % (PREFIX, i), image, workdir,
+                            memory_mb=memory_mb, dtype=dtype)
+            for i in range(count)]
+    for i, dom in enumerate(doms, 1):
+        lab_guests.wait_for_agent(dom, timeout=300)
+        out('booted %d/%d guests (%.0f s)' % (i, count,
+                                              time.monotonic() - started))
+    for dom in doms:
+        lab_guests.guest_exec(dom, 'cat /mnt/data >/dev/null', timeout=300)
+    return doms
+
+
+class FastKsm:
+    """Run KSM with fast scanning for the benchmark, then restore it."""
+
+    SETTINGS = (('pages_to_scan', '20000'), ('sleep_millisecs', '10'),
+                ('run', '1'))
+    DIR = '/sys/kernel/mm/ksm'
+
+    def __enter__(self):
+        self.saved = []
+        for name, value in self.SETTINGS:
+            path = os.path.join(self.DIR, name)
+            with open(path) as f:
+                self.saved.append((path, f.read().strip()))
+            with open(path, 'w') as f:
+                f.write(value)
+        return self
+
+    def __exit__(self, *exc):
+        for path, value in reversed(self.saved):
+            with open(path, 'w') as f:
+                f.write(value)
+
+
+def run(guests=4, cycles=5, memory_mb=512, image_dir=None,
+        uri='qemu:///system', dtype='qemu', out=print, ksm_wait=0):
+    import libvirt
+
+    from watcher_cams.lab import guests as lab_guests
+
+    libvirt.registerErrorHandler(lambda *args: None, None)
+    conn = libvirt.open(uri)
+    image = lab_guests.GuestImage(image_dir)
+    out('booting %d guests of %d MiB (%s)' % (guests, memory_mb, dtype))
+    try:
+        _boot(conn, image, guests, memory_mb, dtype, out)
+        if ksm_wait:
+            with FastKsm():
+                out('KSM on (fast scan) for %d s' % ksm_wait)
+                time.sleep(ksm_wait)
+                return _measure(uri, cycles, out)
+        return _measure(uri, cycles, out)
+    finally:
+        lab_guests.destroy_all(conn, PREFIX)
+
+
+def _measure(uri, cycles, out):
+    from watcher_cams.agent.collectors import sharing
+    from watcher_cams.agent import manager as agent_manager
+
+    manager = agent_manager.AgentManager(
+        _conf(tempfile.mkdtemp(prefix=PREFIX), uri))
+    rows, per_cycle, per_guest, sharing_ms = [], [], [], []
+    for cycle in range(1, cycles + 1):
+        report = manager.get_report()
+        c = report['collection']
+        n = max(1, c['guests'])
+        guest_ms = (c['libvirt_ms'] + c['guest_agent_ms']) / n
+        per_cycle.append(c['total_ms'])
+        per_guest.append(guest_ms)
+        sharing_ms.append(c['sharing_ms'])
+        rows.append((cycle, c['guests'], '%.1f' % c['libvirt_ms'],
+                     '%.1f' % c['guest_agent_ms'], '%.1f' % guest_ms,
+                     '%.1f' % c['sharing_ms'], '%.1f' % c['total_ms']))
+        out('cycle %d/%d: %.0f ms' % (cycle, cycles, c['total_ms']))
+    out('')
+    out(tables.table(('cycle', 'guests', 'libvirt ms', 'guest agent ms',
+                      'ms/guest', 'sharing ms', 'cycle ms'), rows))
+
+    # The sharing matrix, split into its two parts.
+    _, domains = manager.collect()
+    pids = {u: d.qemu_pid for u, d in domains.items()
+            if d.name.startswith(PREFIX)}
+    start = time.monotonic()
+    frames = sharing.guest_ksm_frames(pids)
+    read_s = time.monotonic() - start
+    start = time.monotonic()
+    pairs = sharing.pairwise(frames)
+    pair_s = time.monotonic() - start
+    ram_gib = sum(r for r, _ in frames.values()) * 4096 / 2 ** 30
+    out('')
+    out(tables.table(
+        ('figure', 'value'),
+        (('median collection per cycle (ms)',
+          '%.1f' % statistics.median(per_cycle)),
+         ('median collection per guest (ms)',
+          '%.1f' % statistics.median(per_guest)),
+         ('median pairwise sharing (ms)',
+          '%.1f' % statistics.median(sharing_ms)),
+         ('frames read: pagemap + kpageflags (ms per GiB of guest RAM)',
+          '%.1f' % (read_s * 1000 / max(ram_gib, 1e-9))),
+         ('intersections for %d pairs (ms)' % (len(frames) *
+                                               (len(frames) - 1) // 2),
+          '%.2f' % (pair_s * 1000)),
+         ('pairs sharing pages / KSM frames seen',
+          '%d / %d' % (len(pairs), sum(len(k) for _, k in
+                                       frames.values()))))))
+    return statistics.median(per_cycle)

@@ -1,0 +1,11 @@
+"""Plain-text tables for the lab's output."""
+
+
+def table(headers, rows):
+    cells = [[str(c) for c in r] for r in rows]
+    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h)
+              for i, h in enumerate(headers)]
+    line = '  '.join(h.ljust(w) for h, w in zip(headers, widths))
+    out = [line, '  '.join('-' * w for w in widths)]
+    out += ['  '.join(c.ljust(w) for c, w in zip(r, widths)) for r in cells]
+    return '\n'.join(out)
