@@ -146,8 +146,10 @@ class TestBalloon(base.AgentTestCase):
         uuid = self.lab.uuids()[1]
         manager.set_balloon(uuid, env.GUEST_MB - 256)
         total_mb = manager.get_report()['memory']['total_mb']
-        # Reserve all but what the guests hold now: no room to grow.
-        full = self.manager(reserved_host_memory_mb=total_mb)
+        # Reserve all the RAM and promise no KSM savings: no room to grow.
+        full = self.manager(**{
+            'reserved_host_memory_mb': total_mb,
+            'watcher_cams_guards.ksm_safety_factor': 1.0})
         self.assertRaises(controllers.Refused, full.set_balloon, uuid,
                           env.GUEST_MB - 128)
         self.assertEqual(env.GUEST_MB - 256, self.lab.b.info()[2] // 1024)

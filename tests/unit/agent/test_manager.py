@@ -48,13 +48,26 @@ class ManagerTestCase(testtools.TestCase):
             'libvirt_qemu.qemuAgentCommand', fakes.agent_command))
         self.useFixture(fixtures.MockPatch('time.sleep'))
         self.state_dir = self.useFixture(fixtures.TempDir()).path
+        # A fake /proc and /sys: the host's own KSM or memory must not
+        # change what these tests see.
+        self.root = self.useFixture(fixtures.TempDir()).path
+        for path, text in (
+                ('proc/meminfo', 'MemTotal: %d kB\nMemAvailable: 1 kB\n'
+                 % (16384 * 1024)),
+                ('sys/kernel/mm/ksm/pages_sharing', '0\n'),
+                ('sys/devices/system/cpu/online', '0-1\n')):
+            os.makedirs(os.path.dirname(os.path.join(self.root, path)),
+                        exist_ok=True)
+            with open(os.path.join(self.root, path), 'w') as f:
+                f.write(text)
         self.a = fakes.FakeDomain(A, 'guest-a', max_mb=1024)
         self.b = fakes.FakeDomain(B, 'guest-b', max_mb=1024)
         self.conn = fakes.FakeConn([self.a, self.b])
 
     def manager(self, **overrides):
         mgr = agent_manager.AgentManager(make_conf(self.state_dir,
-                                                   **overrides))
+                                                   **overrides),
+                                         root=self.root)
         mgr._conn = self.conn
         return mgr
 
@@ -67,9 +80,11 @@ class TestReport(ManagerTestCase):
         self.assertEqual([A, B], [g.uuid for g in view.guests])
         self.assertTrue(all(g.has_data for g in view.guests))
         self.assertEqual(2048, rep['accounting']['guests_actual_mb'])
-        self.assertEqual(rep['memory']['total_mb'] - 512,
-                         rep['accounting']['ram_mb']
-                         - rep['accounting']['reserved_mb'])
+        self.assertEqual(16384, rep['memory']['total_mb'])
+        self.assertEqual(16384 - 512, rep['accounting']['capacity_mb'])
+        self.assertEqual([{'name': 'L0-s0-0', 'socket': 0, 'cpus': [0]},
+                          {'name': 'L0-s0-1', 'socket': 0, 'cpus': [1]}],
+                         rep['topology']['llc'])
         self.assertEqual([[0, 1]], rep['guests'][0]['cpus'])
         self.assertEqual('none', rep['guests'][0]['disks'][0]['cache'])
 
@@ -161,10 +176,9 @@ class TestBalloon(ManagerTestCase):
         self.assertEqual(1024 * 1024, self.a.actual_kib)
 
     def test_capacity_guard(self):
-        total = self.manager().get_report()['memory']['total_mb']
         self.a.actual_kib = 512 * 1024
         # Room for exactly 100 MiB more than the guests hold now.
-        mgr = self.manager(reserved_host_memory_mb=total - 1536 - 100)
+        mgr = self.manager(reserved_host_memory_mb=16384 - 1536 - 100)
         self.assertRaises(controllers.Refused, mgr.set_balloon, A, 768)
         mgr.set_balloon(A, 600)
         self.assertEqual(600 * 1024, self.a.actual_kib)
