@@ -102,6 +102,28 @@ class TestCollect(base.AgentTestCase):
         self.assertRaises(agent_manager.UnknownInstance,
                           manager.set_balloon, uuid, 256)
 
+    def test_hung_guest_agent_is_a_timeout_then_recovers(self):
+        uuid = self.lab.uuids()[0]
+        manager = self.manager(guest_agent_timeout=1)
+        # Freeze qemu-ga from inside the guest for a few seconds; the shell
+        # doing it outlives the frozen agent and thaws it.
+        lab_guests.agent_command(self.lab.a, json.dumps({
+            'execute': 'guest-exec', 'arguments': {
+                'path': '/bin/sh', 'arg': ['-c', 'p=$(pidof qemu-ga); '
+                                           'kill -STOP $p; sleep 8; '
+                                           'kill -CONT $p']}}))
+        time.sleep(1)
+        started = time.monotonic()
+        guest = env.guest(manager.get_report(), uuid)
+        self.assertLess(time.monotonic() - started, 10)
+        self.assertIn(guest['agent'], ('timeout', 'missing'), guest)
+        self.assertNotIn('sample', guest)
+        self.assertRaises(controllers.Refused, manager.set_balloon, uuid,
+                          env.GUEST_MB - 128)
+        recovered = wait_for(lambda: env.guest(
+            manager.get_report(), uuid)['agent'] == 'ok', timeout=60)
+        self.assertTrue(recovered)
+
 
 class TestBalloon(base.AgentTestCase):
 

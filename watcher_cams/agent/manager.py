@@ -6,6 +6,7 @@ RPC endpoint (watcher_cams.agent.rpc) is a thin shell around it.
 """
 
 import collections
+import logging
 import threading
 import time
 
@@ -47,8 +48,13 @@ class ProblemLog:
         if problem == before:
             return
         if problem:
-            LOG.warning('Guest %s: %s; it is reported as such and left '
-                        'alone until this clears', uuid, problem)
+            # A guest without an agent is a normal (if unhelpful) setup;
+            # anything else is an error worth an operator's look.
+            level = (logging.WARNING
+                     if problem.startswith(guest_agent.MISSING)
+                     else logging.ERROR)
+            LOG.log(level, 'Guest %s: %s; it is reported as such and left '
+                    'alone until this clears', uuid, problem)
             self._current[uuid] = problem
         else:
             LOG.info('Guest %s: counters readable again', uuid)
