@@ -13,11 +13,7 @@ import tempfile
 import threading
 
 import libvirt
-from oslo_config import cfg
-
-from watcher_cams.conf import agent_rpc
-from watcher_cams.conf import compute
-from watcher_cams.conf import guards as guards_conf
+from watcher_cams import conf as cams_conf
 from watcher_cams.lab import guests as lab_guests
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -82,21 +78,10 @@ def lab():
 
 def agent_conf(state_dir, **overrides):
     """A fresh ConfigOpts with the agent's options, for one test."""
-    conf = cfg.ConfigOpts()
-    for module in (compute, agent_rpc, guards_conf):
-        # By group name: register_group() shallow-copies an OptGroup, so
-        # sharing the module's group object would share overrides too.
-        for group, opts in module.list_opts():
-            conf.register_opts(opts, group=group.name)
-    conf([], project='watcher-cams')
-    conf.set_override('state_dir', state_dir, 'watcher_cams_compute')
-    conf.set_override('host', 'functional', 'watcher_cams_compute')
-    conf.set_override('connection_uri', URI, 'watcher_cams_compute')
-    conf.set_override('reserved_host_memory_mb', 512, 'watcher_cams_compute')
-    for key, value in overrides.items():
-        group, _, name = key.rpartition('.')
-        conf.set_override(name, value, group or 'watcher_cams_compute')
-    return conf
+    settings = {'state_dir': state_dir, 'host': 'functional',
+                'connection_uri': URI, 'reserved_host_memory_mb': 512}
+    settings.update(overrides)
+    return cams_conf.isolated(**settings)
 
 
 def guest(report, uuid):

@@ -333,11 +333,8 @@ class AgentManager:
         target says what the last audit decided.
         """
         with self._change_lock:
-            for uuid, entry in self.state.all().items():
-                domain = domains.get(uuid)
-                if domain is None:
-                    self._forget_if_gone(uuid)
-                    continue
+            for domain, entry in self._recorded(domains):
+                uuid = domain.uuid
                 try:
                     self._reapply(domain, entry)
                 except (controllers.Refused, controllers.ChangeFailed,
@@ -367,6 +364,18 @@ class AgentManager:
             recorded['qemu_pid'] = domain.qemu_pid
             self.state.record(domain.uuid, pinning.KIND, recorded)
 
+    def _recorded(self, domains):
+        """(Domain, record) of running guests the agent has a record of.
+
+        Records of instances libvirt no longer knows are dropped on the way.
+        """
+        for uuid, entry in self.state.all().items():
+            domain = domains.get(uuid)
+            if domain is None:
+                self._forget_if_gone(uuid)
+            else:
+                yield domain, entry
+
     def _forget_if_gone(self, uuid):
         try:
             self.conn.lookupByUUIDString(uuid)
@@ -379,12 +388,8 @@ class AgentManager:
     def restore_all(self):
         """Give every guest the agent changed its full size and affinity."""
         with self._change_lock:
-            domains = self._describe_all()
-            for uuid, entry in self.state.all().items():
-                domain = domains.get(uuid)
-                if domain is None:
-                    self._forget_if_gone(uuid)
-                    continue
+            for domain, entry in self._recorded(self._describe_all()):
+                uuid = domain.uuid
                 try:
                     if entry.get(balloon.KIND):
                         self.balloon.restore(domain.dom, uuid, domain.max_mb)

@@ -18,24 +18,6 @@ from watcher_cams.lab import tables
 PREFIX = 'cams-bench-'
 
 
-def _conf(state_dir, uri):
-    from oslo_config import cfg
-
-    from watcher_cams.conf import agent_rpc
-    from watcher_cams.conf import compute
-    from watcher_cams.conf import guards
-
-    conf = cfg.ConfigOpts()
-    for module in (compute, agent_rpc, guards):
-        for group, opts in module.list_opts():
-            conf.register_opts(opts, group=group.name)
-    conf([], project='watcher-cams')
-    for name, value in (('state_dir', state_dir), ('host', 'bench'),
-                        ('connection_uri', uri), ('sharing_interval', 0)):
-        conf.set_override(name, value, 'watcher_cams_compute')
-    return conf
-
-
 def _boot(conn, image, count, memory_mb, dtype, out):
     from watcher_cams.lab import guests as lab_guests
 
@@ -103,9 +85,11 @@ def run(guests=4, cycles=5, memory_mb=512, image_dir=None,
 def _measure(uri, cycles, out):
     from watcher_cams.agent.collectors import sharing
     from watcher_cams.agent import manager as agent_manager
+    from watcher_cams import conf as cams_conf
 
-    manager = agent_manager.AgentManager(
-        _conf(tempfile.mkdtemp(prefix=PREFIX), uri))
+    manager = agent_manager.AgentManager(cams_conf.isolated(
+        state_dir=tempfile.mkdtemp(prefix=PREFIX), host='bench',
+        connection_uri=uri, sharing_interval=0))
     rows, per_cycle, per_guest, sharing_ms = [], [], [], []
     for cycle in range(1, cycles + 1):
         report = manager.get_report()

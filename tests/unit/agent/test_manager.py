@@ -4,7 +4,6 @@ import json
 import os
 
 import fixtures
-from oslo_config import cfg
 import testtools
 
 from tests.unit.agent import fakes
@@ -14,8 +13,7 @@ from watcher_cams.agent import controllers
 from watcher_cams.agent.controllers import pinning
 from watcher_cams.agent import manager as agent_manager
 from watcher_cams.agent import state as state_store
-from watcher_cams.conf import agent_rpc
-from watcher_cams.conf import compute
+from watcher_cams import conf as cams_conf
 from watcher_cams.conf import guards as guards_conf
 from watcher_cams.policy import model
 from watcher_cams.policy import report
@@ -25,19 +23,11 @@ B = 'bbbbbbbb-0000-0000-0000-000000000002'
 
 
 def make_conf(state_dir, **overrides):
-    conf = cfg.ConfigOpts()
-    for module in (compute, agent_rpc, guards_conf):
-        for group, opts in module.list_opts():
-            conf.register_opts(opts, group=group.name)
-    conf([], project='watcher-cams')
-    defaults = {'state_dir': state_dir, 'host': 'unit',
+    settings = {'state_dir': state_dir, 'host': 'unit',
                 'collect_sharing': False, 'balloon_timeout': 1,
                 'shared_cpus': ['0-1']}
-    defaults.update(overrides)
-    for name, value in defaults.items():
-        group, _, name = name.rpartition('.')
-        conf.set_override(name, value, group or 'watcher_cams_compute')
-    return conf
+    settings.update(overrides)
+    return cams_conf.isolated(**settings)
 
 
 class ManagerTestCase(testtools.TestCase):
