@@ -106,6 +106,9 @@ class AgentManager:
             shared = [c for c in host_collector.online_cpus(root)
                       if c not in set(self.dedicated_cpus)]
         self.shared_cpus = shared
+        # Read once: the cache topology does not change while the agent
+        # runs (after CPU hotplug, restart the agent).
+        self.llc_domains = host_collector.llc_domains(root)
         self.balloon = balloon.BalloonController(
             self.state, self.cfg, opts.balloon_timeout,
             opts.balloon_tolerance_mb)
@@ -217,6 +220,11 @@ class AgentManager:
 
     def collect(self):
         """(report dict, {uuid: Domain}) of this host, collected now."""
+        report, domains, _, _ = self._collect()
+        return report, domains
+
+    def _collect(self):
+        """collect() plus the report's parsed HostView and HostAccount."""
         with self._collect_lock:
             started = time.monotonic()
             domains = self._describe_all()
@@ -241,16 +249,17 @@ class AgentManager:
                     'available_mb': meminfo.get('MemAvailable', 0) // 1024,
                     'reserved_mb': self.opts.reserved_host_memory_mb},
                 'ksm': ksm_collector.host_counters(self.root),
-                'topology': {'llc': host_collector.llc_domains(self.root),
+                'topology': {'llc': self.llc_domains,
                              'shared_cpus': self.shared_cpus,
                              'dedicated_cpus': self.dedicated_cpus},
                 'sharing': pairs, 'guests': guests,
                 'enabled': self.opts.enabled,
             }
             view = report_format.parse_host(report)
-            report['accounting'] = accounting.account(
+            account = accounting.account(
                 view, self.cfg, {g['uuid']: g['ksm_merging_pages'] or 0
-                                 for g in guests}).as_dict()
+                                 for g in guests})
+            report['accounting'] = account.as_dict()
             finished = time.monotonic()
             report['collection'] = {
                 'guests': len(guests),
@@ -258,7 +267,7 @@ class AgentManager:
                 'guest_agent_ms': (sampled - described) * 1000.0,
                 'sharing_ms': sharing_ms,
                 'total_ms': (finished - started) * 1000.0}
-            return report, domains
+            return report, domains, view, account
 
     def get_report(self):
         return self.collect()[0]
@@ -272,13 +281,11 @@ class AgentManager:
 
     def _lookup(self, instance):
         """(report, Domain, GuestView, HostAccount) of a running instance."""
-        report, domains = self.collect()
+        report, domains, view, account = self._collect()
         domain = domains.get(instance)
         if domain is None:
             raise UnknownInstance('instance %s does not run on %s'
                                   % (instance, self.opts.host))
-        view = report_format.parse_host(report)
-        account = accounting.account(view, self.cfg)
         return report, domain, view.guest(instance), account
 
     def set_balloon(self, instance, target_mb, reason=''):
