@@ -164,9 +164,7 @@ class AgentManager:
             'base_mb': (domain.flavor_mb if domain.flavor_mb
                         and domain.flavor_mb < domain.max_mb else None),
             'vcpus': domain.vcpus,
-            'dedicated': pinning.is_dedicated(
-                domain, self.dedicated_cpus,
-                recorded=bool(recorded.get('affinity'))),
+            'dedicated': self.pinning.dedicated(domain),
             'cpus': domain.vcpu_cpus, 'emulator_cpus': domain.emulator_cpus,
             'ram_pages': domain.max_mb * 256,
             'qemu_pid': domain.qemu_pid,
@@ -312,8 +310,10 @@ class AgentManager:
             raise controllers.Refused('unknown kind %r' % (kind,))
 
     def get_state(self):
-        with self._collect_lock:
-            running = sorted(self._describe_all())
+        # The applier asks before every action: list the running domains'
+        # UUIDs without describing each one.
+        running = sorted(dom.UUIDString()
+                         for dom in domains_collector.running(self.conn))
         return {'host': self.opts.host, 'enabled': self.opts.enabled,
                 'running': running, 'instances': self.state.all()}
 
