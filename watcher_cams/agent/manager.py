@@ -5,7 +5,6 @@ module only wires them to one libvirt connection and one state file. The
 RPC endpoint (watcher_cams.agent.rpc) is a thin shell around it.
 """
 
-import collections
 import logging
 import threading
 import time
@@ -27,7 +26,6 @@ from watcher_cams.conf import guards as guards_conf
 from watcher_cams.policy import report as report_format
 
 LOG = log.getLogger(__name__)
-HISTORY = 32
 
 
 class UnknownInstance(LookupError):
@@ -65,31 +63,6 @@ class ProblemLog:
             del self._current[uuid]
 
 
-class SampleHistory:
-    """Recent samples per guest, to compute rates over a useful interval."""
-
-    def __init__(self, min_interval):
-        self.min_interval = min_interval
-        self._samples = collections.defaultdict(
-            lambda: collections.deque(maxlen=HISTORY))
-
-    def add(self, uuid, sample):
-        """Store ``sample``; return the sample to compute rates against."""
-        history = self._samples[uuid]
-        previous = None
-        for old in history:
-            if sample['timestamp'] - old['timestamp'] >= self.min_interval:
-                previous = old  # the newest one old enough wins
-        if previous is None and history:
-            previous = history[0]
-        history.append(sample)
-        return previous
-
-    def keep_only(self, uuids):
-        for uuid in set(self._samples) - set(uuids):
-            del self._samples[uuid]
-
-
 class AgentManager:
     def __init__(self, conf, root='/', clock=time.time):
         opts = conf.watcher_cams_compute
@@ -115,7 +88,7 @@ class AgentManager:
         self.pinning = pinning.PinningController(
             self.state, shared, self.dedicated_cpus)
         self.problems = ProblemLog()
-        self.history = SampleHistory(opts.min_rate_interval)
+        self.history = report_format.SampleHistory(opts.min_rate_interval)
         self._conn = None
         self._collect_lock = threading.Lock()
         self._change_lock = threading.RLock()

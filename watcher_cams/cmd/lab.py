@@ -1,5 +1,7 @@
 """watcher-cams-lab: run the strategies where people can see what they do.
 
+``simulate`` (the default) runs scenarios in the simulator
+(:mod:`watcher_cams.lab.sim`) and writes tables, results.json and plots.
 ``example`` runs every strategy once, through Watcher's own strategy loader
 and compute model, on the built-in example of the CAMS paper and prints the
 plans; then it runs audit cycles of ``cache_aware_balloon`` in both modes on
@@ -80,6 +82,23 @@ def _example_cycles(out, cycles):
               + '\n')
 
 
+def _simulate(parser, args):
+    from watcher_cams.lab.sim import run
+    from watcher_cams.lab.sim import scenarios
+    from watcher_cams.lab.sim import spec
+    try:
+        if args.scenario_file:
+            chosen, label = [scenarios.from_file(args.scenario_file)], \
+                'file'
+        else:
+            chosen, label = scenarios.named(args.scenario), args.scenario
+    except spec.ScenarioError as exc:
+        parser.error(str(exc))
+    _, checks = run.simulate(chosen, args.out, lambda line: print(
+        line, flush=True), label)
+    return 0 if all(ok for _, ok, _ in checks) else 1
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog='watcher-cams-lab',
@@ -95,6 +114,16 @@ def main(argv=None):
     bench.add_argument('--instances', type=int, default=20,
                        help='instances per node')
     bench.add_argument('--seed', type=int, default=1)
+    sim = sub.add_parser('simulate', help='run built-in or user scenarios '
+                         'in the simulator; tables, results.json, PNG plots')
+    which = sim.add_mutually_exclusive_group()
+    which.add_argument('--scenario', default='default',
+                       help='built-in scenario or group (default, '
+                            'paper-grid, cams, cams-grid, balloon-controller, '
+                            'ksm, lfu, llc)')
+    which.add_argument('--scenario-file', help='a scenario in YAML or JSON')
+    sim.add_argument('--out', default='lab-results',
+                     help='directory for results.json and the plots')
     agent = sub.add_parser('bench-agent', help='time the agent\'s '
                            'collection on real guests (root, libvirt and '
                            'tools/host-setup.sh needed)')
@@ -120,7 +149,9 @@ def main(argv=None):
                         ksm_wait=args.ksm_wait)
         return 0
     if args.command is None:
-        args = parser.parse_args(['example'] + list(argv or []))
+        args = parser.parse_args(['simulate'] + list(argv or []))
+    if args.command == 'simulate':
+        return _simulate(parser, args)
     # Watcher's dependencies warn about eventlet and cgi on import, noise in
     # a lab run. watcher.common.clients replaces the warning filters when
     # imported, so the import's warnings are recorded and dropped instead.

@@ -11,6 +11,7 @@ exactly the report format of the agent (:mod:`watcher_cams.policy.report`).
 
 import dataclasses
 
+from watcher_cams.lab.sim import host
 from watcher_cams.policy import model
 
 PAGE_KB = model.PAGE_KB
@@ -59,19 +60,10 @@ class Guest:
 def sample_dict(timestamp, size_mb, used_mb, active_mb, counters):
     """One guest sample in the report format, page cache filling the rest."""
     cache = size_mb - used_mb
-    return {
-        'timestamp': timestamp,
-        'meminfo': {
-            'MemTotal': size_mb * MB,
-            'MemAvailable': cache * MB,
-            'Cached': int(cache * MB),
-            'Active(file)': int(active_mb * MB),
-            'Inactive(file)': int((cache - active_mb) * MB),
-            'Committed_AS': used_mb * MB,
-        },
-        'vmstat': dict(counters),
-        'psi': {'some_avg10': 0.0, 'full_avg10': 0.0, 'some_total': 0},
-    }
+    return host.guest_sample(timestamp, size_mb * MB, used_mb * MB,
+                             cache * MB, active_mb * MB,
+                             (cache - active_mb) * MB, used_mb * MB,
+                             counters)
 
 
 class PaperExample:

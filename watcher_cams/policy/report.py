@@ -31,6 +31,7 @@ place in the view (so it is accounted for) but carries a ``problem`` and no
 sample, so no policy moves it. A malformed host part raises ReportError.
 """
 
+import collections
 import math
 
 from watcher_cams.policy import model
@@ -241,3 +242,34 @@ def parse_host(data, only=None):
         guests=tuple(sorted(guests, key=lambda g: g.uuid)),
         ksm=ksm, llc_domains=domains, shared_cpus=shared_cpus,
         sharing=sharing)
+
+
+class SampleHistory:
+    """Recent samples per guest, to compute rates over a useful interval.
+
+    The agent fills a report's ``previous`` sample from it; the lab's
+    simulator does the same, so both give policies the same window.
+    """
+
+    HISTORY = 32
+
+    def __init__(self, min_interval):
+        self.min_interval = min_interval
+        self._samples = collections.defaultdict(
+            lambda: collections.deque(maxlen=self.HISTORY))
+
+    def add(self, uuid, sample):
+        """Store ``sample``; return the sample to compute rates against."""
+        history = self._samples[uuid]
+        previous = None
+        for old in history:
+            if sample['timestamp'] - old['timestamp'] >= self.min_interval:
+                previous = old  # the newest one old enough wins
+        if previous is None and history:
+            previous = history[0]
+        history.append(sample)
+        return previous
+
+    def keep_only(self, uuids):
+        for uuid in set(self._samples) - set(uuids):
+            del self._samples[uuid]

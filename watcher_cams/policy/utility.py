@@ -25,6 +25,8 @@ just inside its cache margin equals that just outside), and only its
 inactive file pages may be taken: its active list (the pages it re-reads),
 its used memory and a margin are protected, and a guest under memory
 pressure (PSI ``some`` avg10 at or above ``psi_protect``) is never a donor.
+A guest with free memory beyond the margin has evicted nothing yet, so its
+zero refaults mean "unknown", not "worthless": it gives only free memory.
 
 Memory then moves greedily, a segment at a time in ``granule_mb`` units,
 from the cheapest donor to the guest whose next MiB saves the most, while
@@ -108,6 +110,12 @@ def value_curve(guest, cfg, params=UtilityParams()):
     protected = max(guards.floor_mb(guest, cfg),
                     s.used_mb + s.active_file_mb + cfg.floor_margin_mb)
     donate = guest.actual_mb - protected
+    free = s.mem_available_kb / model.KB_PER_MB - s.file_lru_mb
+    if free > cfg.floor_margin_mb:
+        # The cache has not filled yet: nothing was evicted, so the refault
+        # counters say nothing about what the cache is worth. Only the free
+        # memory may go.
+        donate = min(donate, free - cfg.floor_margin_mb)
     stalled = (s.psi_some_avg10 is not None
                and s.psi_some_avg10 >= params.psi_protect)
     if stalled:

@@ -1,0 +1,262 @@
+"""Simulated guests on one host, seen through the agent's report format.
+
+A :class:`SimGuest` has a balloon size, memory its processes commit, a page
+cache (:class:`~watcher_cams.lab.sim.cache.LinuxCache`, or any object with
+``access``/``resize``) and a workload. A :class:`SimHost` runs its guests'
+accesses in steps of simulated time, optionally through a host page cache
+under the guests (double caching), and reports them in exactly the dict the
+compute-node agent returns (:mod:`watcher_cams.policy.report`), so policies
+see the simulator the way they see real guests.
+
+Memory is MiB; a block is ``block_kb`` KiB; guest counters keep the units the
+guest kernel reports (meminfo and pgpgin KiB, refaults and activations in
+4 KiB pages).
+"""
+
+import dataclasses
+from typing import Optional
+
+from watcher_cams.lab.sim import cache as cache_mod
+from watcher_cams.policy import model
+from watcher_cams.policy import report as report_format
+
+PAGE_KB = model.PAGE_KB
+KB = 1024
+
+
+@dataclasses.dataclass
+class Traffic:
+    """Bytes one guest read, and what reached the disk, in KiB."""
+
+    app_kb: int = 0
+    guest_miss_kb: int = 0
+    disk_kb: int = 0
+
+    def add(self, other):
+        self.app_kb += other.app_kb
+        self.guest_miss_kb += other.guest_miss_kb
+        self.disk_kb += other.disk_kb
+
+    @property
+    def io_reduction(self):
+        return 1.0 - self.disk_kb / self.app_kb if self.app_kb else 0.0
+
+
+def guest_sample(timestamp, total_kb, used_kb, cached_kb, active_kb,
+                 inactive_kb, committed_kb, vmstat, psi_some=0.0):
+    """One guest sample, as the agent's guest-agent collector returns it."""
+    return {
+        'timestamp': timestamp,
+        'meminfo': {
+            'MemTotal': int(total_kb),
+            'MemAvailable': int(max(0, total_kb - used_kb)),
+            'Cached': int(cached_kb),
+            'Active(file)': int(active_kb),
+            'Inactive(file)': int(inactive_kb),
+            'Committed_AS': int(committed_kb),
+        },
+        'vmstat': dict(vmstat),
+        'psi': {'some_avg10': round(psi_some, 2),
+                'full_avg10': round(psi_some / 2, 2),
+                'some_total': 0},
+    }
+
+
+class SimGuest:
+    """One guest: balloon size, committed memory, page cache, workload."""
+
+    def __init__(self, uuid, name, max_mb, size_mb, workload, block_kb,
+                 base_mb=None, shared_mb=0, cache=None):
+        self.uuid = uuid
+        self.name = name
+        self.max_mb = int(max_mb)
+        self.size_mb = int(size_mb)
+        self.base_mb = base_mb
+        self.shared_mb = shared_mb
+        self.workload = workload
+        self.block_kb = block_kb
+        self.committed_mb = workload.phases[0].committed_mb
+        self.used_mb = workload.phases[0].anon_mb
+        self.cache = cache if cache is not None else cache_mod.LinuxCache(
+            0, block_gib=block_kb / (KB * KB))
+        self.traffic = Traffic()
+        self.pgpgin_kb = 0
+        self.psi_some = 0.0
+        self.policy_state = {}
+        self.resize(self.size_mb)
+
+    @property
+    def pages_per_block(self):
+        return self.block_kb // PAGE_KB
+
+    @property
+    def cache_blocks(self):
+        """Blocks the cache may hold at the current size and commitment."""
+        return max(0, (self.size_mb - self.used_mb) * KB
+                   // self.block_kb)
+
+    def resize(self, size_mb):
+        """Balloon to ``size_mb``; a smaller cache evicts at once."""
+        self.size_mb = int(min(size_mb, self.max_mb))
+        self.cache.resize(self.cache_blocks)
+
+    def set_memory(self, phase):
+        """Committed and used memory of the processes in ``phase``."""
+        self.committed_mb = phase.committed_mb
+        if phase.anon_mb != self.used_mb:
+            self.used_mb = phase.anon_mb
+            self.cache.resize(self.cache_blocks)
+
+    def vmstat(self):
+        pages = self.pages_per_block
+        return {'pgpgin': self.pgpgin_kb, 'pgmajfault': 0,
+                'workingset_refault_file': self.cache.refaults * pages,
+                'workingset_activate_file': self.cache.activations * pages}
+
+    def sample(self, now):
+        c = self.cache
+        active = len(getattr(c, 'active', ())) * self.block_kb
+        inactive = len(c) * self.block_kb - active
+        return guest_sample(now, self.size_mb * KB, self.used_mb * KB,
+                            len(c) * self.block_kb, active, inactive,
+                            self.committed_mb * KB, self.vmstat(),
+                            self.psi_some)
+
+
+class KsmModel:
+    """Merged pages from content identical across guests.
+
+    Guests with ``shared_mb`` > 0 hold that much content identical to one
+    another; ksmd merges it over ``ramp_s`` seconds after start. Saved memory
+    is what the kernel's ``pages_sharing`` reports: every copy but one.
+    """
+
+    def __init__(self, ramp_s=300.0):
+        self.ramp_s = ramp_s
+
+    def saved_mb(self, guests, now):
+        shared = sorted(g.shared_mb for g in guests if g.shared_mb > 0)
+        if len(shared) < 2:
+            return 0.0
+        # The smallest common content is in every guest; a guest's extra
+        # shared content is identical to at least the largest one's.
+        saved = sum(shared[:-1])
+        return saved * min(1.0, now / self.ramp_s if self.ramp_s else 1.0)
+
+
+class SimHost:
+    """A host: RAM, guests, optional KSM and an optional host page cache."""
+
+    def __init__(self, name, ram_mb, guests, reserved_mb=512,
+                 host_cache_mb=0, block_kb=4096, ksm=None, disk_mb_s=200.0,
+                 rate_window_s=0.0):
+        self.name = name
+        self.ram_mb = ram_mb
+        self.reserved_mb = reserved_mb
+        self.guests = list(guests)
+        self.block_kb = block_kb
+        self.ksm = ksm
+        self.disk_mb_s = disk_mb_s
+        self.host_cache = None
+        if host_cache_mb:
+            self.host_cache = cache_mod.LinuxCache(
+                host_cache_mb * KB // block_kb,
+                block_gib=block_kb / (KB * KB))
+        self.now = 0.0
+        self.overcommit_mb = 0.0
+        # As the agent does: rates over the newest sample at least this old.
+        self.history = report_format.SampleHistory(rate_window_s)
+
+    def ksm_saved_mb(self):
+        return self.ksm.saved_mb(self.guests, self.now) if self.ksm else 0.0
+
+    def step(self, dt, measure=True):
+        """Run every guest's accesses for ``dt`` seconds."""
+        per_guest = []
+        for g in self.guests:
+            g.set_memory(g.workload.phase_at(self.now))
+            per_guest.append(g.workload.blocks(self.now, dt))
+        traffic = [Traffic() for _ in self.guests]
+        if self.host_cache is None:
+            for g, blocks, t in zip(self.guests, per_guest, traffic):
+                access = g.cache.access
+                misses = sum(1 for b in blocks if not access(b))
+                t.app_kb = len(blocks) * g.block_kb
+                t.guest_miss_kb = t.disk_kb = misses * g.block_kb
+        else:
+            self._step_through_host(per_guest, traffic)
+        for g, t in zip(self.guests, traffic):
+            g.pgpgin_kb += t.guest_miss_kb
+            if measure:
+                g.traffic.add(t)
+        self._update_psi(dt)
+        self.now += dt
+        total = sum(g.size_mb for g in self.guests)
+        limit = self.ram_mb - self.reserved_mb + self.ksm_saved_mb()
+        self.overcommit_mb = max(self.overcommit_mb, total - limit)
+        return traffic
+
+    def _step_through_host(self, per_guest, traffic):
+        # Interleave the guests' accesses evenly over the step: the host
+        # cache sees them in time order.
+        events = sorted((i / len(blocks), gi, b)
+                        for gi, blocks in enumerate(per_guest)
+                        for i, b in enumerate(blocks))
+        host = self.host_cache
+        for _, gi, b in events:
+            g, t = self.guests[gi], traffic[gi]
+            t.app_kb += g.block_kb
+            if g.cache.access(b):
+                continue
+            t.guest_miss_kb += g.block_kb
+            if not host.access((gi, b)):
+                t.disk_kb += g.block_kb
+
+    def _update_psi(self, dt):
+        # Memory pressure stall: time spent re-reading pages the guest had
+        # in its working set (activated refaults) at the disk's speed.
+        for g in self.guests:
+            pages = g.cache.activations * g.pages_per_block
+            last = getattr(g, '_psi_pages', 0)
+            g._psi_pages = pages
+            stalled_s = (pages - last) * PAGE_KB / KB / self.disk_mb_s
+            g.psi_some = 100.0 * min(1.0, stalled_s / dt) if dt else 0.0
+
+    def report(self):
+        """The compute-node agent's report of this host now.
+
+        Like the agent, each call records the samples it reports.
+        """
+        saved_pages = int(self.ksm_saved_mb() * 256)
+        guests = []
+        for g in self.guests:
+            sample = g.sample(self.now)
+            previous = self.history.add(g.uuid, sample)
+            entry = {
+                'uuid': g.uuid, 'name': g.name, 'max_mb': g.max_mb,
+                'actual_mb': g.size_mb, 'vcpus': 1, 'dedicated': False,
+                'cpus': [[0, 1]], 'ram_pages': g.size_mb * 256,
+                'agent': 'ok', 'policy_state': dict(g.policy_state),
+                'sample': sample, 'previous': previous}
+            if g.base_mb is not None:
+                entry['base_mb'] = g.base_mb
+            guests.append(entry)
+        return {
+            'version': 1, 'host': self.name, 'timestamp': self.now,
+            'memory': {'total_mb': self.ram_mb,
+                       'reserved_mb': self.reserved_mb},
+            'ksm': {'pages_shared': saved_pages // 2 if saved_pages else 0,
+                    'pages_sharing': saved_pages, 'pages_unshared': 0,
+                    'pages_volatile': 0, 'page_size': 4096, 'run': 1},
+            'topology': {'llc': [{'name': 'L3-0', 'socket': 0,
+                                  'cpus': [0, 1]}],
+                         'shared_cpus': [0, 1]},
+            'sharing': [],
+            'guests': guests,
+        }
+
+    def guest(self, uuid) -> Optional[SimGuest]:
+        for g in self.guests:
+            if g.uuid == uuid:
+                return g
+        return None

@@ -1,0 +1,145 @@
+"""Built-in memory scenarios: the CAMS grid, the Balloon Controller, KSM.
+
+Each point is a plain scenario spec (:mod:`~watcher_cams.lab.sim.spec`), so
+a built-in runs exactly like a user's scenario file. ``paper`` gives what
+the paper reports for a point and strategy (None where it reports nothing).
+"""
+
+KB = 1024
+GB = 1024
+
+# CAMS (papers.md section 1): VM1 hot/cold over 1-80 GB of 256 KiB files,
+# one access every 10-80 ms; VM2 uniform over 1 TB, one access every 10 ms.
+CAMS_FILE_KB = 256
+CAMS_VM2_MB_S = CAMS_FILE_KB / KB / 0.010
+CAMS_RATIOS = (1, 2, 4, 6, 8)
+CAMS_RANGES_GB = (1, 10, 20, 40, 60, 80)
+CAMS_DEFAULT_POINTS = ((1, 80), (8, 10), (8, 80))
+CAMS_PAPER = {
+    # (ratio, range GB): VM1 IO reduction improvement CAMS / SMS, and
+    # VM1 reductions where the text gives them.
+    (1, 80): {'improvement': 1.0},
+    (8, 10): {'improvement': 2.9, 'vm1_io_reduction': {'cams-paper': 0.9,
+                                                       'sms': 0.3}},
+    (8, 80): {'improvement': 5.8, 'vm1_io_reduction': {'cams-paper': 0.44,
+                                                       'sms': 0.08}},
+}
+
+
+def cams_spec(ratio, range_gb, duration_s=7200, warmup_s=2400):
+    """The CAMS evaluation host at one grid point."""
+    committed = 384
+    vm = {'max_mb': 7168, 'size_mb': 3840}
+    return {
+        'name': 'cams-r%d-%dg' % (ratio, range_gb),
+        'block_kb': 2048, 'cycle_s': 30, 'rate_window_s': 300,
+        'duration_s': duration_s, 'warmup_s': warmup_s,
+        'host': {'ram_mb': 8192, 'reserved_mb': 512},
+        'guests': [
+            dict(vm, name='vm1', phases=[{
+                'pattern': 'hot_cold', 'range_mb': range_gb * GB,
+                'rate_mb_s': CAMS_VM2_MB_S / ratio,
+                'committed_mb': committed}]),
+            dict(vm, name='vm2', phases=[{
+                'pattern': 'uniform', 'range_mb': 1024 * GB,
+                'rate_mb_s': CAMS_VM2_MB_S, 'committed_mb': committed}]),
+        ],
+    }
+
+
+CAMS_SCALE = ('1 block = 2 MiB (8 of the paper\'s 256 KiB files); host '
+              'memory, ranges and access rates as in the paper; 2 h per run, '
+              'the first 40 min not measured; audit cycle 30 s, rates over '
+              '5 min (the agent\'s min_rate_interval = 300)')
+
+
+def cams_paper(point, strategy):
+    figures = CAMS_PAPER.get((point['ratio'], point['range_gb']))
+    if not figures:
+        return None
+    out = {}
+    if strategy == 'cams-paper':
+        out['vm1_improvement_over_sms'] = figures['improvement']
+    value = figures.get('vm1_io_reduction', {}).get(strategy)
+    if value is not None:
+        out['vm1_io_reduction'] = value
+    return out or None
+
+
+# Balloon Controller (section 4): host 4 GB, two VMs of at most 3072 MB
+# (static 1536 MB), 1 MB files uniformly from a working set of n files that
+# alternates every 10 min (A: n, 0, n; B: 0, n, 0), 30 min.
+MARGIN_FILES = (500, 1000, 1500, 2000, 3000, 4000, 5000, 6000, 7000)
+MARGIN_DEFAULT_FILES = (1000, 2000, 5000)
+MARGIN_SCALE = ('1 block = 4 MiB (4 of the paper\'s 1 MiB files); memory '
+                'and phase lengths as in the paper; reads at 40 MiB/s while '
+                'a working set is active; audit cycle 5 s (the paper sets '
+                'the balloon every 1 s and the margin every 5 s)')
+
+
+def margin_spec(files, rate_mb_s=40.0):
+    phase = 600
+    # Committed_AS above the memory really used, as on any Linux guest.
+    mem = {'committed_mb': 512, 'used_mb': 256}
+    busy = dict(mem, pattern='uniform', range_mb=files, rate_mb_s=rate_mb_s,
+                duration_s=phase)
+    idle = dict(mem, pattern='idle', duration_s=phase)
+    vm = {'max_mb': 3072, 'size_mb': 1536}
+    return {
+        'name': 'margin-%d' % files, 'block_kb': 4096, 'cycle_s': 5,
+        'duration_s': 3 * phase, 'warmup_s': 0,
+        'host': {'ram_mb': 4096, 'reserved_mb': 512, 'disk_mb_s': 100},
+        'guests': [
+            dict(vm, name='vm-a', phases=[busy, idle], seed=1),
+            dict(vm, name='vm-b', phases=[idle, dict(busy, offset_mb=20000),
+                                          idle], seed=2),
+        ],
+    }
+
+
+def margin_paper(point, strategy):
+    n = point['files']
+    if strategy != 'margin-paper':
+        return None
+    if n < 1500:
+        return {'read_speed_vs_static': 0.86}
+    if n <= 3000:
+        return {'read_speed_vs_static_up_to': 9.5}
+    if n >= 6000:
+        return {'read_speed_vs_static': 1.0}
+    return None
+
+
+# KSM + ballooning (section 5): three guests of 2 GB base and 2.25 GB max;
+# identical content is merged and the savings handed back.
+KSM_SCALE = ('one host of the paper\'s two, 3 guests (base 2048 MiB, max '
+             '2304 MiB) with 700 MiB identical content each; a Cassandra-'
+             'like read workload as a hot/cold reader over each guest\'s '
+             'share of the data; 1 block = 2 MiB; 1 h, first 20 min not '
+             'measured; audit cycle 30 s')
+
+
+def ksm_spec(tenancy):
+    vm = {'max_mb': 2304, 'size_mb': 2048, 'base_mb': 2048,
+          'shared_mb': 700}
+    if tenancy == 'single':
+        loads = [('hot_cold', 5800, 20.0)] * 3
+    else:
+        loads = [('hot_cold', 3000, 20.0), ('uniform', 400 * GB, 20.0),
+                 ('idle', 0, 0.0)]
+    guests = [dict(vm, name='vm%d' % (i + 1), phases=[{
+        'pattern': p, 'range_mb': r, 'rate_mb_s': rate,
+        'committed_mb': 1200}]) for i, (p, r, rate) in enumerate(loads)]
+    return {
+        'name': 'ksm-%s' % tenancy, 'block_kb': 2048, 'cycle_s': 30,
+        'duration_s': 3600, 'warmup_s': 1200,
+        'host': {'ram_mb': 6656, 'reserved_mb': 512},
+        'ksm': {'ramp_s': 300}, 'guests': guests,
+    }
+
+
+def ksm_paper(point, strategy):
+    if strategy == 'ksm-paper':
+        return {'throughput_gain_of_ksm_alone':
+                0.15 if point['tenancy'] == 'single' else 0.22}
+    return None

@@ -1,0 +1,87 @@
+"""PNG plots of the lab's results (matplotlib, no display needed)."""
+
+import os
+
+import matplotlib
+
+matplotlib.use('Agg')
+from matplotlib import pyplot  # noqa: E402
+
+KB = 1024
+
+
+def _save(fig, outdir, name):
+    path = os.path.join(outdir, name)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    pyplot.close(fig)
+    return path
+
+
+def reads_bars(scenario, rows, outdir):
+    """Disk reads of each strategy at each point (GiB)."""
+    points = list(dict.fromkeys(r['point'] for r in rows))
+    strategies = list(dict.fromkeys(r['strategy'] for r in rows))
+    by = {(r['point'], r['strategy']): r for r in rows}
+    fig, ax = pyplot.subplots(figsize=(max(6, 1.2 * len(points) + 3), 4))
+    width = 0.8 / len(strategies)
+    for i, s in enumerate(strategies):
+        values = [by[(p, s)]['disk_read_bytes'] / KB ** 3
+                  if (p, s) in by else 0 for p in points]
+        ax.bar([x + i * width for x in range(len(points))], values, width,
+               label=s)
+    ax.set_xticks([x + 0.4 - width / 2 for x in range(len(points))])
+    ax.set_xticklabels(points, rotation=30, ha='right')
+    ax.set_ylabel('disk reads (GiB)')
+    ax.set_title('%s: bytes read from disk (lower is better)' % scenario)
+    ax.legend(fontsize='small', ncol=2)
+    return _save(fig, outdir, '%s-disk-reads.png' % scenario)
+
+
+def timeline(scenario, point, runs, outdir):
+    """Guest memory over time under each strategy at one point."""
+    labels = [s for s in runs if runs[s].series]
+    if not labels:
+        return None
+    fig, axes = pyplot.subplots(len(labels), 1, sharex=True,
+                                figsize=(7, 1.8 * len(labels) + 0.6))
+    if len(labels) == 1:
+        axes = [axes]
+    for ax, label in zip(axes, labels):
+        series = runs[label].series
+        t = [c['t'] / 60 for c in series]
+        for name in series[0]['size_mb']:
+            ax.plot(t, [c['size_mb'][name] for c in series], label=name)
+        ax.set_ylabel('MiB')
+        ax.set_title(label, fontsize='small', loc='left')
+    axes[0].legend(fontsize='small', loc='upper right')
+    axes[-1].set_xlabel('minutes')
+    fig.suptitle('%s %s: guest memory over time' % (scenario, point))
+    return _save(fig, outdir, '%s-%s-memory.png' % (scenario, point))
+
+
+def cams_improvement(rows, outdir, name):
+    """VM1 IO reduction improvement over SMS by rate ratio, per range."""
+    by = {(r['point'], r['strategy']): r for r in rows}
+    points = {}
+    for r in rows:
+        ratio, rng = r['point'].split('-')
+        points.setdefault(rng, []).append((int(ratio[1:]), r['point']))
+    fig, ax = pyplot.subplots(figsize=(7, 4.5))
+    for rng, pts in sorted(points.items(), key=lambda kv: int(kv[0][:-1])):
+        pts = sorted(set(pts))
+        for strategy, style in (('cams-paper', '-o'), ('utility', '--s')):
+            xs, ys = [], []
+            for ratio, label in pts:
+                sms = by[(label, 'sms')]['guests']['vm1']['io_reduction']
+                v = by[(label, strategy)]['guests']['vm1']['io_reduction']
+                if sms > 0:
+                    xs.append(ratio)
+                    ys.append(v / sms)
+            ax.plot(xs, ys, style, label='%s %s' % (strategy, rng))
+    ax.plot([1, 8], [1.0, 5.8], 'k:', marker='x', label='paper, 80 GB')
+    ax.set_xlabel('VM2/VM1 access rate ratio')
+    ax.set_ylabel('VM1 IO reduction / SMS')
+    ax.set_title('CAMS: improvement over SMS')
+    ax.legend(fontsize='x-small', ncol=2)
+    return _save(fig, outdir, '%s-improvement.png' % name)

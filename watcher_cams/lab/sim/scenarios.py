@@ -1,0 +1,322 @@
+"""The built-in scenarios, and user scenario files, as runnable objects.
+
+A scenario runs its points and strategies (with progress), returns result
+rows (see :mod:`~watcher_cams.lab.sim.experiment`) and knows how to sum
+them up in one table: the paper's figure, our reproduction of the paper's
+method, our method and the oracle.
+"""
+
+from watcher_cams.lab.sim import experiment
+from watcher_cams.lab.sim import lfu
+from watcher_cams.lab.sim import llc
+from watcher_cams.lab.sim import memory_scenarios as ms
+from watcher_cams.lab.sim import spec as spec_mod
+
+KB = 1024
+MEMORY_LABELS = ('static', 'sms', 'cams-paper', 'margin-paper', 'utility',
+                 'oracle')
+
+
+def _fmt(value, pattern='%.2f'):
+    return '-' if value is None else pattern % value
+
+
+def _by(rows):
+    return {(r['point'], r['strategy']): r for r in rows}
+
+
+class MemoryScenario:
+    """Points of specs, every strategy run through the simulator."""
+
+    kind = 'memory'
+
+    def __init__(self, name, title, paper_text, scale, points,
+                 strategies=MEMORY_LABELS, paper=None):
+        self.name, self.title = name, title
+        self.paper_text, self.scale = paper_text, scale
+        self.points = points
+        self.strategies = strategies
+        self.paper = paper
+        self.runs = {}
+
+    def units(self):
+        return len(self.points) * len(self.strategies)
+
+    def run(self, progress):
+        rows = []
+        for point in self.points:
+            strategies = point.spec.get('strategies', self.strategies)
+            if strategies is not self.strategies:
+                strategies = [s for s in self.strategies if s in strategies]
+            point_rows, runs = experiment.run_memory_point(
+                self.name, point, strategies, self.paper, progress)
+            rows += point_rows
+            self.runs[point.label] = runs
+        return rows
+
+    def summary(self, rows):
+        """Per point: disk reads of each strategy relative to static."""
+        by = _by(rows)
+        headers = ['point'] + ['%s GiB' % s for s in self.strategies] + [
+            'utility/oracle']
+        out = []
+        for p in self.points:
+            cells = [p.label]
+            for s in self.strategies:
+                r = by.get((p.label, s))
+                cells.append(_fmt(r and r['disk_read_bytes'] / KB ** 3))
+            u, o = by.get((p.label, 'utility')), by.get((p.label, 'oracle'))
+            cells.append(_fmt(u and o and o['disk_read_bytes'] and
+                              u['disk_read_bytes'] / o['disk_read_bytes'],
+                              '%.3f'))
+            out.append(cells)
+        return headers, out
+
+
+def _vm1(row):
+    return row['guests']['vm1']['io_reduction'] if row else None
+
+
+class CamsScenario(MemoryScenario):
+
+    def summary(self, rows):
+        by = _by(rows)
+        headers = ['ratio', 'range', 'VM1 red. sms', 'cams', 'utility',
+                   'oracle', 'improv. paper', 'cams', 'utility',
+                   'disk util/cams', 'util/oracle']
+        out = []
+        for p in self.points:
+            r = {s: by.get((p.label, s)) for s in self.strategies}
+            sms = _vm1(r['sms'])
+            paper = ms.CAMS_PAPER.get((p.params['ratio'],
+                                       p.params['range_gb']), {})
+
+            def improvement(s):
+                v = _vm1(r[s])
+                return v / sms if v is not None and sms and sms > 0 else None
+
+            def ratio(a, b):
+                if not (r.get(a) and r.get(b) and r[b]['disk_read_bytes']):
+                    return None
+                return r[a]['disk_read_bytes'] / r[b]['disk_read_bytes']
+
+            out.append([p.params['ratio'], '%d GB' % p.params['range_gb'],
+                        _fmt(sms), _fmt(_vm1(r['cams-paper'])),
+                        _fmt(_vm1(r['utility'])), _fmt(_vm1(r['oracle'])),
+                        _fmt(paper.get('improvement'), '%.1fx'),
+                        _fmt(improvement('cams-paper'), '%.1fx'),
+                        _fmt(improvement('utility'), '%.1fx'),
+                        _fmt(ratio('utility', 'cams-paper'), '%.3f'),
+                        _fmt(ratio('utility', 'oracle'), '%.3f')])
+        return headers, out
+
+
+class MarginScenario(MemoryScenario):
+
+    def summary(self, rows):
+        by = _by(rows)
+        shown = [s for s in self.strategies if s != 'static']
+        headers = ['working set', 'paper'] + ['%s speed' % s for s in shown]
+        out = []
+        for p in self.points:
+            static = by[(p.label, 'static')]
+            paper = ms.margin_paper(p.params, 'margin-paper') or {}
+            figure = paper.get('read_speed_vs_static')
+            if figure is None and paper:
+                figure_text = 'up to %.1fx' % paper[
+                    'read_speed_vs_static_up_to']
+            else:
+                figure_text = _fmt(figure, '%.2fx')
+            cells = ['%d MB' % p.params['files'], figure_text]
+            for s in shown:
+                r = by.get((p.label, s))
+                cells.append(_fmt(r and r['read_time_s'] and
+                                  static['read_time_s'] / r['read_time_s'],
+                                  '%.2fx'))
+            out.append(cells)
+        return headers, out
+
+
+def cams(points=ms.CAMS_DEFAULT_POINTS, name='cams', duration_s=7200):
+    pts = [experiment.Point('r%d-%dg' % (r, g), {'ratio': r, 'range_gb': g},
+                            spec_mod.validate(ms.cams_spec(
+                                r, g, duration_s, duration_s // 3)))
+           for r, g in points]
+    return CamsScenario(
+        name, 'CAMS: VM1 hot/cold vs VM2 uniform over 1 TB (host 8 GB)',
+        'VM1 IO reduction improvement CAMS/SMS: 1.0x -> 5.8x as the rate '
+        'ratio goes 1 -> 8 (80 GB); 2.9x -> 5.8x as the range goes 10 -> '
+        '80 GB (ratio 8); at 80 GB, ratio 8: VM1 0.44 (CAMS) vs 0.08 (SMS)',
+        ms.CAMS_SCALE, pts, paper=ms.cams_paper)
+
+
+def cams_grid():
+    return cams([(r, g) for r in ms.CAMS_RATIOS for g in ms.CAMS_RANGES_GB],
+                name='cams-grid')
+
+
+def balloon_controller(files=ms.MARGIN_FILES, name='balloon-controller'):
+    pts = [experiment.Point('%dfiles' % n, {'files': n},
+                            spec_mod.validate(ms.margin_spec(n)))
+           for n in files]
+    return MarginScenario(
+        name, 'Balloon Controller: alternating working sets (host 4 GB)',
+        'read speed vs static 1536 MB: up to 9.5x for 1,500-3,000 MB '
+        'working sets, 14% slower below 1,500 MB, no gain above 6,000 MB',
+        ms.MARGIN_SCALE, pts,
+        strategies=('static', 'cams-paper', 'margin-paper', 'utility',
+                    'oracle'),
+        paper=ms.margin_paper)
+
+
+def ksm():
+    pts = [experiment.Point(t, {'tenancy': t},
+                            spec_mod.validate(ms.ksm_spec(t)))
+           for t in ('single', 'multi')]
+    return MemoryScenario(
+        'ksm', 'KSM savings handed back to guests (3 guests, 2 GB base)',
+        'KSM alone: +15% (single tenant) / +22% (multi tenant) throughput; '
+        'handing the savings back with balloons: a large further gain on '
+        'Cassandra; enlarging guests past host RAM loses',
+        ms.KSM_SCALE, pts, strategies=('static', 'ksm-paper', 'utility',
+                                       'oracle'), paper=ms.ksm_paper)
+
+
+class LfuScenario:
+    kind = 'lfu'
+    name = 'lfu'
+    title = 'LFU Cache FS: guest cache over the host page cache'
+    paper_text = 'host cache hit ratio: 0% (normal guest cache) -> 92% ' \
+        '(LFU Cache FS)'
+    scale = lfu.SCALE
+    strategies = lfu.STRATEGIES
+    POINTS = (('uniform-2.6', 'uniform', 'lru'),
+              ('uniform-linux6', 'uniform', 'linux'),
+              ('hot-cold-linux6', 'hot_cold', 'linux'))
+
+    def units(self):
+        return len(self.POINTS) * len(self.strategies)
+
+    def run(self, progress):
+        rows = []
+        for label, pattern, kernel in self.POINTS:
+            s = lfu.spec(pattern, kernel)
+            accesses = lfu.trace(s)
+            for strategy in self.strategies:
+                r = lfu.run(s, strategy, accesses)
+                paper = None
+                if label == 'uniform-2.6' and strategy in ('static',
+                                                           'lfu-paper'):
+                    paper = {'host_hit_ratio':
+                             0.0 if strategy == 'static' else 0.92}
+                row = {'scenario': self.name, 'point': label,
+                       'strategy': strategy,
+                       'app_read_bytes': r['app_kb'] * KB,
+                       'disk_read_bytes': r['disk_kb'] * KB,
+                       'io_reduction': round(1 - r['disk_kb'] / r['app_kb'],
+                                             4),
+                       'paper': paper,
+                       'host_hit_ratio': round(r['host_hit_ratio'], 4),
+                       'guest_hit_ratio': round(
+                           1 - r['guest_miss_kb'] / r['app_kb'], 4),
+                       'swaps': r['swaps']}
+                rows.append(row)
+                progress.step('lfu %s %s' % (label, strategy))
+        return rows
+
+    def summary(self, rows):
+        by = _by(rows)
+        headers = ['point', 'paper'] + ['%s host hit' % s
+                                        for s in self.strategies]
+        out = []
+        for label, _, _ in self.POINTS:
+            cells = [label, '0% -> 92%' if label == 'uniform-2.6' else '-']
+            for s in self.strategies:
+                cells.append('%.0f%%' % (100 * by[(label, s)]
+                                         ['host_hit_ratio']))
+            out.append(cells)
+        return headers, out
+
+
+class LlcScenario:
+    kind = 'llc'
+    name = 'llc'
+    title = 'Sharing-aware vCPU placement on last-level caches'
+    paper_text = 'micro benchmark (4 VMs, 15 MB random reads, 20 MB LLC): ' \
+        'right vs wrong placement 2.1x'
+    scale = llc.SCALE % (120000, llc.DRAM_COST)
+    strategies = llc.STRATEGIES
+    POINTS = ('paper-4vm', '6vm-3llc')
+
+    def units(self):
+        return len(self.POINTS) * len(self.strategies)
+
+    def run(self, progress):
+        rows = []
+        for label in self.POINTS:
+            s = llc.spec(label)
+            base = None
+            for strategy in self.strategies:
+                placement = llc.placement_for(s, strategy)
+                counts = llc.measure(s, placement)
+                cost = llc.cost(counts)
+                base = base or cost
+                app = sum(h + m for h, m in counts.values()) * llc.PAGE_KB
+                dram = sum(m for _, m in counts.values()) * llc.PAGE_KB
+                rows.append({
+                    'scenario': self.name, 'point': label,
+                    'strategy': strategy, 'app_read_bytes': app * KB,
+                    'disk_read_bytes': dram * KB,
+                    'io_reduction': round(1 - dram / app, 4),
+                    'paper': ({'speed_vs_wrong_placement': 2.1}
+                              if label == 'paper-4vm'
+                              and strategy == 'pinning-paper' else None),
+                    'placement': placement,
+                    'speed_vs_static': round(base / cost, 3)})
+                progress.step('llc %s %s' % (label, strategy))
+        return rows
+
+    def summary(self, rows):
+        by = _by(rows)
+        headers = ['point', 'paper'] + ['%s speed' % s
+                                        for s in self.strategies]
+        return headers, [
+            [label, '2.1x' if label == 'paper-4vm' else '-']
+            + ['%.2fx' % by[(label, s)]['speed_vs_static']
+               for s in self.strategies]
+            for label in self.POINTS]
+
+
+def from_file(path):
+    spec = spec_mod.load_file(path)
+    strategies = tuple(s for s in spec_mod.LABELS
+                       if s in spec['strategies'])
+    return MemoryScenario(
+        spec['name'], 'scenario file %s' % path, '(none)',
+        '1 block = %d KiB; as written in the file' % spec['block_kb'],
+        [experiment.Point('default', {}, spec)], strategies=strategies)
+
+
+BUILT_IN = {
+    'cams': cams,
+    'cams-grid': cams_grid,
+    'balloon-controller': balloon_controller,
+    'ksm': ksm,
+    'lfu': LfuScenario,
+    'llc': LlcScenario,
+}
+GROUPS = {
+    'default': ('cams',),
+    'paper-grid': ('cams-grid', 'balloon-controller', 'ksm', 'lfu', 'llc'),
+}
+
+
+def named(name):
+    """The scenarios a ``--scenario`` name stands for."""
+    if name in GROUPS:
+        return [BUILT_IN[n]() for n in GROUPS[name]]
+    if name in BUILT_IN:
+        return [BUILT_IN[name]()]
+    raise spec_mod.ScenarioError(
+        'unknown scenario %r; built-in: %s' % (
+            name, ', '.join(sorted(set(BUILT_IN) | set(GROUPS)))))

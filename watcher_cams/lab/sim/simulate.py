@@ -1,0 +1,94 @@
+"""Run one scenario with one strategy, in audit cycles.
+
+Every cycle the host runs its guests' reads for ``cycle_s`` seconds, the
+agent's report is built, the strategy's policy plans on it and the plan's
+balloon moves are applied in order (shrinks first), as Watcher's applier
+would. Reads before ``warmup_s`` are not measured.
+"""
+
+import dataclasses
+
+from watcher_cams.lab.sim import host as host_mod
+from watcher_cams.lab.sim import policies
+from watcher_cams.lab.sim import spec as spec_mod
+
+KB = 1024
+
+
+@dataclasses.dataclass
+class RunResult:
+    strategy: str
+    traffic: dict          # guest name -> Traffic over the measured window
+    series: list           # per cycle: t, size_mb and disk MiB/s per guest
+    moves: int = 0
+    moved_mb: int = 0
+    overcommit_mb: float = 0.0
+    host_hits_kb: int = 0
+
+    @property
+    def total(self):
+        t = host_mod.Traffic()
+        for v in self.traffic.values():
+            t.add(v)
+        return t
+
+    @property
+    def host_hit_ratio(self):
+        """Share of guest misses the host page cache served."""
+        misses = self.total.guest_miss_kb
+        return (misses - self.total.disk_kb) / misses if misses else 0.0
+
+
+class Simulation:
+    """One run; ``sim`` for the policies (access rates, KSM or not)."""
+
+    def __init__(self, spec, label, sizes=None):
+        if label not in policies.POLICIES:
+            raise spec_mod.ScenarioError('no simulation for strategy %r'
+                                         % label)
+        self.spec = spec
+        self.label = label
+        self.host = spec_mod.build_host(spec, sizes)
+        self.has_ksm = bool(spec.get('ksm'))
+        self._rates = {}
+
+    def access_rates(self):
+        """Application reads per second of each guest in the last cycle."""
+        return dict(self._rates)
+
+    def run(self, on_cycle=None):
+        spec, host = self.spec, self.host
+        cycle = spec['cycle_s']
+        cycles = int(round(spec['duration_s'] / cycle))
+        result = RunResult(self.label, {}, [])
+        for k in range(cycles):
+            measure = host.now >= spec['warmup_s'] - 1e-9
+            traffic = host.step(cycle, measure)
+            self._rates = {g.uuid: t.app_kb / cycle
+                           for g, t in zip(host.guests, traffic)}
+            result.series.append({
+                't': host.now,
+                'size_mb': {g.name: g.size_mb for g in host.guests},
+                'cache_mb': {g.name: len(g.cache) * g.block_kb / KB
+                             for g in host.guests},
+                'disk_mb_s': {g.name: t.disk_kb / KB / cycle
+                              for g, t in zip(host.guests, traffic)}})
+            plan = policies.plan(self.label, host.report(), self)
+            if plan is not None:
+                self._apply(plan, result)
+            if on_cycle is not None:
+                on_cycle(k + 1, cycles)
+        result.traffic = {g.name: g.traffic for g in host.guests}
+        result.overcommit_mb = host.overcommit_mb
+        return result
+
+    def _apply(self, plan, result):
+        for move in plan.ordered_moves():
+            guest = self.host.guest(move.instance)
+            guest.resize(move.target_mb)
+            result.moves += 1
+            result.moved_mb += abs(move.delta_mb)
+        for uuid, state in plan.policy_state.items():
+            guest = self.host.guest(uuid)
+            if guest is not None:
+                guest.policy_state.update(state)

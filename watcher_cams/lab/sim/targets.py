@@ -1,0 +1,109 @@
+"""The figures the lab issue asks for, checked on result rows.
+
+Each check returns ``(name, passed, detail)``; checks whose scenario did not
+run are left out.
+"""
+
+TOLERANCE_ORACLE = 1.05
+
+
+def _by(rows, scenario):
+    return {(r['point'], r['strategy']): r for r in rows
+            if r['scenario'] == scenario}
+
+
+def _vm1(row):
+    return row['guests']['vm1']['io_reduction']
+
+
+def cams_checks(rows, scenario):
+    by = _by(rows, scenario)
+    points = sorted({p for p, _ in by},
+                    key=lambda p: tuple(int(x[1:] if x[0] == 'r' else x[:-1])
+                                        for x in p.split('-')))
+    if not points:
+        return []
+    checks = []
+    worse, far = [], []
+    for p in points:
+        u, c, o = by[(p, 'utility')], by[(p, 'cams-paper')], by[(p, 'oracle')]
+        if u['disk_read_bytes'] > c['disk_read_bytes']:
+            worse.append('%s (+%.2f%%)' % (p, 100 * (
+                u['disk_read_bytes'] / c['disk_read_bytes'] - 1)))
+        ratio = u['disk_read_bytes'] / o['disk_read_bytes']
+        if ratio > TOLERANCE_ORACLE:
+            far.append('%s (%.3f)' % (p, ratio))
+    checks.append(('%s: utility reads no more from disk than CAMS at any '
+                   'point' % scenario, not worse,
+                   'worse at ' + ', '.join(worse) if worse else
+                   '%d points' % len(points)))
+    checks.append(('%s: utility within 5%% of the oracle at every point'
+                   % scenario, not far,
+                   'beyond at ' + ', '.join(far) if far else
+                   '%d points' % len(points)))
+
+    def improvement(p):
+        sms = _vm1(by[(p, 'sms')])
+        return _vm1(by[(p, 'cams-paper')]) / sms if sms > 0 else float('inf')
+
+    ratios = sorted({int(p.split('-')[0][1:]) for p in points})
+    ranges = sorted({int(p.split('-')[1][:-1]) for p in points})
+    top_range, top_ratio = ranges[-1], ratios[-1]
+    if len(ratios) > 1 and len(ranges) > 1:
+        by_ratio = [improvement('r%d-%dg' % (r, top_range)) for r in ratios
+                    if ('r%d-%dg' % (r, top_range), 'sms') in by]
+        by_range = [improvement('r%d-%dg' % (top_ratio, g)) for g in ranges
+                    if ('r%d-%dg' % (top_ratio, g), 'sms') in by]
+        ok = (by_ratio[-1] > by_ratio[0] and by_range[-1] > by_range[0])
+        checks.append((
+            '%s: CAMS gain over SMS grows with the rate ratio and the range'
+            % scenario, ok,
+            'by ratio at %d GB: %s; by range at ratio %d: %s' % (
+                top_range, ' '.join('%.1fx' % v for v in by_ratio),
+                top_ratio, ' '.join('%.1fx' % v for v in by_range))))
+    return checks
+
+
+def margin_checks(rows, scenario='balloon-controller'):
+    by = _by(rows, scenario)
+    if not by:
+        return []
+
+    def speed(p, s):
+        return by[(p, 'static')]['read_time_s'] / by[(p, s)]['read_time_s']
+
+    files = sorted({int(p[:-5]) for p, _ in by})
+    mid = ['%dfiles' % n for n in files if 1500 <= n <= 3000]
+    low = ['%dfiles' % n for n in files if n < 1500]
+    checks = []
+    if mid:
+        gains = [speed(p, 'margin-paper') for p in mid]
+        checks.append(('%s: margin reproduction gains for 1,500-3,000 MB '
+                       'working sets' % scenario, min(gains) > 1.5,
+                       ' '.join('%s %.2fx' % (p, g)
+                                for p, g in zip(mid, gains))))
+    if low:
+        ours = [speed(p, 'utility') for p in low]
+        paper = [speed(p, 'margin-paper') for p in low]
+        checks.append(('%s: our mode loses nothing below 1,500 MB' % scenario,
+                       min(ours) >= 0.99,
+                       'utility %s; margin-paper %s' % (
+                           ' '.join('%.2fx' % v for v in ours),
+                           ' '.join('%.2fx' % v for v in paper))))
+    return checks
+
+
+def check(rows, timings):
+    """Every applicable check; ``timings`` maps a run name to seconds."""
+    scenarios = {r['scenario'] for r in rows}
+    out = []
+    for name in ('cams', 'cams-grid'):
+        if name in scenarios:
+            out += cams_checks(rows, name)
+    out += margin_checks(rows)
+    limits = {'default': 60, 'paper-grid': 600}
+    for name, seconds in timings.items():
+        if name in limits:
+            out.append(('%s runs in under %d s' % (name, limits[name]),
+                        seconds < limits[name], '%.1f s' % seconds))
+    return out
