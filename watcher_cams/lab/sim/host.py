@@ -82,6 +82,7 @@ class SimGuest:
         self.traffic = Traffic()
         self.pgpgin_kb = 0
         self.psi_some = 0.0
+        self.activated_pages_seen = 0
         self.policy_state = {}
         self.resize(self.size_mb)
 
@@ -217,9 +218,9 @@ class SimHost:
         # in its working set (activated refaults) at the disk's speed.
         for g in self.guests:
             pages = g.cache.activations * g.pages_per_block
-            last = getattr(g, '_psi_pages', 0)
-            g._psi_pages = pages
-            stalled_s = (pages - last) * PAGE_KB / KB / self.disk_mb_s
+            new, g.activated_pages_seen = (pages - g.activated_pages_seen,
+                                           pages)
+            stalled_s = new * PAGE_KB / KB / self.disk_mb_s
             g.psi_some = 100.0 * min(1.0, stalled_s / dt) if dt else 0.0
 
     def report(self):
