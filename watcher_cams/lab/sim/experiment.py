@@ -33,17 +33,34 @@ def read_time_s(app_kb, disk_kb, disk_mb_s):
     return app_kb / KB / MEMORY_MB_S + disk_kb / KB / disk_mb_s
 
 
+def row(scenario, point, strategy, app_kb, disk_kb, paper, **extra):
+    """One results row; ``extra`` adds scenario-specific figures."""
+    out = {'scenario': scenario, 'point': point, 'strategy': strategy}
+    out.update(_guest_figures(app_kb, disk_kb))
+    out['paper'] = paper
+    out.update(extra)
+    return out
+
+
+def by_point(rows, scenario=None):
+    """Rows keyed by (point, strategy), of one scenario if given."""
+    return {(r['point'], r['strategy']): r for r in rows
+            if scenario is None or r['scenario'] == scenario}
+
+
+def vm1_io_reduction(r):
+    """VM1's IO reduction in a row of the CAMS scenarios (None: no row)."""
+    return r['guests']['vm1']['io_reduction'] if r else None
+
+
 def memory_row(scenario, point, label, app, disk, paper, **extra):
     """A results row from per-guest application and disk KiB."""
-    row = {'scenario': scenario, 'point': point.label, 'strategy': label}
-    row.update(_guest_figures(sum(app.values()), sum(disk.values())))
-    row['paper'] = paper
-    row['guests'] = {n: _guest_figures(app[n], disk[n]) for n in app}
-    row['read_time_s'] = round(read_time_s(
-        sum(app.values()), sum(disk.values()),
-        point.spec['host']['disk_mb_s']), 3)
-    row.update(extra)
-    return row
+    app_kb, disk_kb = sum(app.values()), sum(disk.values())
+    return row(scenario, point.label, label, app_kb, disk_kb, paper,
+               guests={n: _guest_figures(app[n], disk[n]) for n in app},
+               read_time_s=round(read_time_s(
+                   app_kb, disk_kb, point.spec['host']['disk_mb_s']), 3),
+               **extra)
 
 
 def run_memory_point(scenario, point, strategies, paper, progress):

@@ -7,6 +7,8 @@ import matplotlib
 matplotlib.use('Agg')
 from matplotlib import pyplot  # noqa: E402
 
+from watcher_cams.lab.sim import experiment  # noqa: E402
+
 KB = 1024
 
 
@@ -22,7 +24,7 @@ def reads_bars(scenario, rows, outdir):
     """Disk reads of each strategy at each point (GiB)."""
     points = list(dict.fromkeys(r['point'] for r in rows))
     strategies = list(dict.fromkeys(r['strategy'] for r in rows))
-    by = {(r['point'], r['strategy']): r for r in rows}
+    by = experiment.by_point(rows)
     fig, ax = pyplot.subplots(figsize=(max(6, 1.2 * len(points) + 3), 4))
     width = 0.8 / len(strategies)
     for i, s in enumerate(strategies):
@@ -62,7 +64,7 @@ def timeline(scenario, point, runs, outdir):
 
 def cams_improvement(rows, outdir, name):
     """VM1 IO reduction improvement over SMS by rate ratio, per range."""
-    by = {(r['point'], r['strategy']): r for r in rows}
+    by = experiment.by_point(rows)
     points = {}
     for r in rows:
         ratio, rng = r['point'].split('-')
@@ -73,8 +75,8 @@ def cams_improvement(rows, outdir, name):
         for strategy, style in (('cams-paper', '-o'), ('utility', '--s')):
             xs, ys = [], []
             for ratio, label in pts:
-                sms = by[(label, 'sms')]['guests']['vm1']['io_reduction']
-                v = by[(label, strategy)]['guests']['vm1']['io_reduction']
+                sms = experiment.vm1_io_reduction(by[(label, 'sms')])
+                v = experiment.vm1_io_reduction(by[(label, strategy)])
                 if sms > 0:
                     xs.append(ratio)
                     ys.append(v / sms)

@@ -13,16 +13,13 @@ from watcher_cams.lab.sim import memory_scenarios as ms
 from watcher_cams.lab.sim import spec as spec_mod
 
 KB = 1024
+vm1 = experiment.vm1_io_reduction
 MEMORY_LABELS = ('static', 'sms', 'cams-paper', 'margin-paper', 'utility',
                  'oracle')
 
 
 def _fmt(value, pattern='%.2f'):
     return '-' if value is None else pattern % value
-
-
-def _by(rows):
-    return {(r['point'], r['strategy']): r for r in rows}
 
 
 class MemoryScenario:
@@ -45,18 +42,15 @@ class MemoryScenario:
     def run(self, progress):
         rows = []
         for point in self.points:
-            strategies = point.spec.get('strategies', self.strategies)
-            if strategies is not self.strategies:
-                strategies = [s for s in self.strategies if s in strategies]
             point_rows, runs = experiment.run_memory_point(
-                self.name, point, strategies, self.paper, progress)
+                self.name, point, self.strategies, self.paper, progress)
             rows += point_rows
             self.runs[point.label] = runs
         return rows
 
     def summary(self, rows):
         """Per point: disk reads of each strategy relative to static."""
-        by = _by(rows)
+        by = experiment.by_point(rows)
         headers = ['point'] + ['%s GiB' % s for s in self.strategies] + [
             'utility/oracle']
         out = []
@@ -73,26 +67,22 @@ class MemoryScenario:
         return headers, out
 
 
-def _vm1(row):
-    return row['guests']['vm1']['io_reduction'] if row else None
-
-
 class CamsScenario(MemoryScenario):
 
     def summary(self, rows):
-        by = _by(rows)
+        by = experiment.by_point(rows)
         headers = ['ratio', 'range', 'VM1 red. sms', 'cams', 'utility',
                    'oracle', 'improv. paper', 'cams', 'utility',
                    'disk util/cams', 'util/oracle']
         out = []
         for p in self.points:
             r = {s: by.get((p.label, s)) for s in self.strategies}
-            sms = _vm1(r['sms'])
+            sms = vm1(r['sms'])
             paper = ms.CAMS_PAPER.get((p.params['ratio'],
                                        p.params['range_gb']), {})
 
             def improvement(s):
-                v = _vm1(r[s])
+                v = vm1(r[s])
                 return v / sms if v is not None and sms and sms > 0 else None
 
             def ratio(a, b):
@@ -101,8 +91,8 @@ class CamsScenario(MemoryScenario):
                 return r[a]['disk_read_bytes'] / r[b]['disk_read_bytes']
 
             out.append([p.params['ratio'], '%d GB' % p.params['range_gb'],
-                        _fmt(sms), _fmt(_vm1(r['cams-paper'])),
-                        _fmt(_vm1(r['utility'])), _fmt(_vm1(r['oracle'])),
+                        _fmt(sms), _fmt(vm1(r['cams-paper'])),
+                        _fmt(vm1(r['utility'])), _fmt(vm1(r['oracle'])),
                         _fmt(paper.get('improvement'), '%.1fx'),
                         _fmt(improvement('cams-paper'), '%.1fx'),
                         _fmt(improvement('utility'), '%.1fx'),
@@ -114,7 +104,7 @@ class CamsScenario(MemoryScenario):
 class MarginScenario(MemoryScenario):
 
     def summary(self, rows):
-        by = _by(rows)
+        by = experiment.by_point(rows)
         shown = [s for s in self.strategies if s != 'static']
         headers = ['working set', 'paper'] + ['%s speed' % s for s in shown]
         out = []
@@ -209,23 +199,17 @@ class LfuScenario:
                                                            'lfu-paper'):
                     paper = {'host_hit_ratio':
                              0.0 if strategy == 'static' else 0.92}
-                row = {'scenario': self.name, 'point': label,
-                       'strategy': strategy,
-                       'app_read_bytes': r['app_kb'] * KB,
-                       'disk_read_bytes': r['disk_kb'] * KB,
-                       'io_reduction': round(1 - r['disk_kb'] / r['app_kb'],
-                                             4),
-                       'paper': paper,
-                       'host_hit_ratio': round(r['host_hit_ratio'], 4),
-                       'guest_hit_ratio': round(
-                           1 - r['guest_miss_kb'] / r['app_kb'], 4),
-                       'swaps': r['swaps']}
-                rows.append(row)
+                rows.append(experiment.row(
+                    self.name, label, strategy, r['app_kb'], r['disk_kb'],
+                    paper, host_hit_ratio=round(r['host_hit_ratio'], 4),
+                    guest_hit_ratio=round(
+                        1 - r['guest_miss_kb'] / r['app_kb'], 4),
+                    swaps=r['swaps']))
                 progress.step('lfu %s %s' % (label, strategy))
         return rows
 
     def summary(self, rows):
-        by = _by(rows)
+        by = experiment.by_point(rows)
         headers = ['point', 'paper'] + ['%s host hit' % s
                                         for s in self.strategies]
         out = []
@@ -263,21 +247,18 @@ class LlcScenario:
                 base = base or cost
                 app = sum(h + m for h, m in counts.values()) * llc.PAGE_KB
                 dram = sum(m for _, m in counts.values()) * llc.PAGE_KB
-                rows.append({
-                    'scenario': self.name, 'point': label,
-                    'strategy': strategy, 'app_read_bytes': app * KB,
-                    'disk_read_bytes': dram * KB,
-                    'io_reduction': round(1 - dram / app, 4),
-                    'paper': ({'speed_vs_wrong_placement': 2.1}
-                              if label == 'paper-4vm'
-                              and strategy == 'pinning-paper' else None),
-                    'placement': placement,
-                    'speed_vs_static': round(base / cost, 3)})
+                paper = ({'speed_vs_wrong_placement': 2.1}
+                         if label == 'paper-4vm'
+                         and strategy == 'pinning-paper' else None)
+                rows.append(experiment.row(
+                    self.name, label, strategy, app, dram, paper,
+                    placement=placement,
+                    speed_vs_static=round(base / cost, 3)))
                 progress.step('llc %s %s' % (label, strategy))
         return rows
 
     def summary(self, rows):
-        by = _by(rows)
+        by = experiment.by_point(rows)
         headers = ['point', 'paper'] + ['%s speed' % s
                                         for s in self.strategies]
         return headers, [

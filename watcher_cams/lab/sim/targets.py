@@ -4,20 +4,14 @@ Each check returns ``(name, passed, detail)``; checks whose scenario did not
 run are left out.
 """
 
+from watcher_cams.lab.sim import experiment
+
 TOLERANCE_ORACLE = 1.05
-
-
-def _by(rows, scenario):
-    return {(r['point'], r['strategy']): r for r in rows
-            if r['scenario'] == scenario}
-
-
-def _vm1(row):
-    return row['guests']['vm1']['io_reduction']
+vm1 = experiment.vm1_io_reduction
 
 
 def cams_checks(rows, scenario):
-    by = _by(rows, scenario)
+    by = experiment.by_point(rows, scenario)
     points = sorted({p for p, _ in by},
                     key=lambda p: tuple(int(x[1:] if x[0] == 'r' else x[:-1])
                                         for x in p.split('-')))
@@ -43,8 +37,8 @@ def cams_checks(rows, scenario):
                    '%d points' % len(points)))
 
     def improvement(p):
-        sms = _vm1(by[(p, 'sms')])
-        return _vm1(by[(p, 'cams-paper')]) / sms if sms > 0 else float('inf')
+        sms = vm1(by[(p, 'sms')])
+        return vm1(by[(p, 'cams-paper')]) / sms if sms > 0 else float('inf')
 
     ratios = sorted({int(p.split('-')[0][1:]) for p in points})
     ranges = sorted({int(p.split('-')[1][:-1]) for p in points})
@@ -65,7 +59,7 @@ def cams_checks(rows, scenario):
 
 
 def margin_checks(rows, scenario='balloon-controller'):
-    by = _by(rows, scenario)
+    by = experiment.by_point(rows, scenario)
     if not by:
         return []
 
