@@ -4,10 +4,21 @@
 # small ext4 data disk holding a file of seeded pseudo-random data (the same
 # bytes in every guest, so KSM can merge their page caches).
 #
-# Usage: tools/guest-image.sh [OUTDIR]   (default: .cache/guest)
-# Prints the output directory. Rebuilds only what is missing.
+# The initramfs also holds cams-reader (tools/guest/cams-reader.c, built
+# static here), the lab's reader. With --lab-data MB a second disk image,
+# lab-data-MB.img, holds a file of MB MiB for the real-guest lab (guests
+# mount it at /lab when it is attached as their second disk).
+#
+# Usage: tools/guest-image.sh [--lab-data MB] [OUTDIR]
+#        (default OUTDIR: .cache/guest)
+# Prints the output directory. Rebuilds only what is missing or outdated.
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+lab_mb=
+if [ "${1:-}" = --lab-data ]; then
+    lab_mb=${2:?--lab-data needs a size in MiB}
+    shift 2
+fi
 out="${1:-${CAMS_GUEST_DIR:-$top/.cache/guest}}"
 data_mb="${CAMS_GUEST_DATA_MB:-96}"
 mkdir -p "$out"
@@ -18,10 +29,12 @@ if [ -z "$kernel" ]; then
     exit 1
 fi
 kver=${kernel#/boot/vmlinuz-}
-moddir=/lib/modules/$kver
+reader_src="$top/tools/guest/cams-reader.c"
+# What the initramfs is built from: a change to any of it rebuilds it.
+stamp="$kver $(cat "${BASH_SOURCE[0]}" "$reader_src" | sha256sum | cut -c1-16)"
 
 if [ ! -f "$out/vmlinuz" ] || [ ! -f "$out/initrd.gz" ] \
-        || [ "$(cat "$out/kver" 2>/dev/null)" != "$kver" ]; then
+        || [ "$(cat "$out/kver" 2>/dev/null)" != "$stamp" ]; then
     root=$(mktemp -d)
     trap 'rm -rf "$root"' EXIT
     mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,mnt,run,modules,etc,var/run}
@@ -32,6 +45,7 @@ if [ ! -f "$out/vmlinuz" ] || [ ! -f "$out/initrd.gz" ] \
         [ "$applet" = busybox ] || ln -sf busybox "$root/bin/$applet"
     done
     cp /usr/sbin/qemu-ga "$root/sbin/qemu-ga"
+    gcc -static -O2 -o "$root/bin/cams-reader" "$reader_src"
     for lib in $(ldd /usr/sbin/qemu-ga | grep -o '/[^ ]*'); do
         mkdir -p "$root$(dirname "$lib")"
         cp -L "$lib" "$root$lib"
@@ -70,6 +84,8 @@ for i in 1 2 3 4 5 6 7 8 9 10; do
     sleep 0.5
 done
 [ -b /dev/vda ] && mount -t ext4 -o ro,noload /dev/vda /mnt
+mkdir -p /lab
+[ -b /dev/vdb ] && mount -t ext4 -o ro,noload /dev/vdb /lab
 echo "cams-guest: agent on ${port:-none}" > /dev/console
 /sbin/qemu-ga -m virtio-serial -p "$port" -t /run
 echo "cams-guest: qemu-ga exited" > /dev/console
@@ -80,23 +96,29 @@ EOF
         > "$out/initrd.gz.tmp"
     mv "$out/initrd.gz.tmp" "$out/initrd.gz"
     cp "$kernel" "$out/vmlinuz"
-    echo "$kver" > "$out/kver"
+    echo "$stamp" > "$out/kver"
 fi
 
-if [ ! -f "$out/data.img" ]; then
-    img="$out/data.img.tmp"
-    truncate -s "$((data_mb + 32))M" "$img"
+# data_image NAME MB: an ext4 image holding /data, MB MiB of seeded
+# pseudo-random bytes (random so that nothing compresses or reads as holes;
+# seeded so every build holds the same bytes).
+data_image() {
+    local img="$out/$1" size="$2" tmpdir
     tmpdir=$(mktemp -d)
-    # Seeded, so every build holds the same bytes.
-    python3 - "$tmpdir/data" "$data_mb" <<'EOF'
+    python3 - "$tmpdir/data" "$size" <<'EOF'
 import random, sys
 rng = random.Random(20261122)
 with open(sys.argv[1], 'wb') as f:
     for _ in range(int(sys.argv[2])):
         f.write(rng.randbytes(1 << 20))
 EOF
-    mkfs.ext4 -q -F -d "$tmpdir" "$img"
+    truncate -s "$((size + size / 16 + 32))M" "$img.tmp"
+    mkfs.ext4 -q -F -d "$tmpdir" "$img.tmp"
     rm -rf "$tmpdir"
-    mv "$img" "$out/data.img"
+    mv "$img.tmp" "$img"
+}
+[ -f "$out/data.img" ] || data_image data.img "$data_mb"
+if [ -n "$lab_mb" ] && [ ! -f "$out/lab-data-$lab_mb.img" ]; then
+    data_image "lab-data-$lab_mb.img" "$lab_mb"
 fi
 echo "$out"

@@ -11,7 +11,8 @@ SUDO=
 
 packages="libvirt-daemon-system libvirt-daemon-driver-qemu libvirt-clients
   libvirt-dev pkg-config qemu-system-x86 qemu-utils qemu-guest-agent
-  busybox-static linux-image-amd64 e2fsprogs cpio rabbitmq-server"
+  busybox-static linux-image-amd64 e2fsprogs cpio rabbitmq-server
+  gcc libc6-dev"
 missing=
 for p in $packages; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' \

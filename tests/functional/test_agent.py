@@ -135,7 +135,7 @@ class TestBalloon(base.AgentTestCase):
         self.assertEqual(env.GUEST_MB, answer['previous_mb'])
         self.assertLessEqual(abs(answer['actual_mb'] - (env.GUEST_MB - 192)),
                              4)
-        self.assertEqual(env.GUEST_MB - 192, self.lab.b.info()[2] // 1024)
+        self.assertBalloon(env.GUEST_MB - 192, self.lab.b)
         shrunk = env.guest(manager.get_report(), uuid)
         # The guest sees its memory shrink.
         self.assertLess(shrunk['sample']['meminfo']['MemTotal'],
@@ -148,7 +148,7 @@ class TestBalloon(base.AgentTestCase):
         restarted = self.manager()
         answer = restarted.revert(uuid, 'balloon')
         self.assertEqual(env.GUEST_MB, answer['actual_mb'])
-        self.assertEqual(env.GUEST_MB, self.lab.b.info()[2] // 1024)
+        self.assertBalloon(env.GUEST_MB, self.lab.b)
         self.assertNotIn(uuid, restarted.get_state()['instances'])
         with open(os.path.join(self.state_dir, 'agent-state.json')) as f:
             self.assertEqual({}, json.load(f)['instances'])
@@ -160,7 +160,7 @@ class TestBalloon(base.AgentTestCase):
         for target in (env.GUEST_MB + 1, 64, env.GUEST_MB - 300, -5, '400'):
             self.assertRaises(controllers.Refused, manager.set_balloon, uuid,
                               target)
-        self.assertEqual(env.GUEST_MB, self.lab.b.info()[2] // 1024)
+        self.assertBalloon(env.GUEST_MB, self.lab.b)
         self.assertEqual({}, manager.get_state()['instances'])
 
     def test_capacity_guard_refuses_growth_of_a_full_host(self):
@@ -174,7 +174,7 @@ class TestBalloon(base.AgentTestCase):
             'watcher_cams_guards.ksm_safety_factor': 1.0})
         self.assertRaises(controllers.Refused, full.set_balloon, uuid,
                           env.GUEST_MB - 128)
-        self.assertEqual(env.GUEST_MB - 256, self.lab.b.info()[2] // 1024)
+        self.assertBalloon(env.GUEST_MB - 256, self.lab.b)
 
     def test_disabled_agent_refuses_and_restores_on_start(self):
         manager = self.manager()
@@ -186,7 +186,7 @@ class TestBalloon(base.AgentTestCase):
                           256)
         disabled.start()
         self.addCleanup(disabled.stop)
-        self.assertEqual(env.GUEST_MB, self.lab.b.info()[2] // 1024)
+        self.assertBalloon(env.GUEST_MB, self.lab.b)
         self.assertTrue(all(self.lab.b.vcpuPinInfo(0)[0]))
         self.assertEqual({}, disabled.get_state()['instances'])
 
@@ -199,9 +199,9 @@ class TestBalloon(base.AgentTestCase):
         self.lab.b.destroy()
         self.lab.b = self.lab.boot('b', uuid=uuid)
         lab_guests.wait_for_agent(self.lab.b, timeout=180)
-        self.assertEqual(env.GUEST_MB, self.lab.b.info()[2] // 1024)
+        self.assertBalloon(env.GUEST_MB, self.lab.b)
         manager.cycle()
-        self.assertEqual(env.GUEST_MB - 128, self.lab.b.info()[2] // 1024)
+        self.assertBalloon(env.GUEST_MB - 128, self.lab.b)
         self.assertEqual([[1]], [[c for c, on in enumerate(m) if on]
                                  for m in self.lab.b.vcpuPinInfo(0)])
 

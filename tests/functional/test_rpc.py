@@ -90,13 +90,13 @@ class TestAgentOverRabbitMQ(base.AgentTestCase):
         answer = self.client.set_balloon(self.host, b, env.GUEST_MB - 128,
                                          'rpc test')
         self.assertEqual(env.GUEST_MB, answer['previous_mb'])
-        self.assertEqual(env.GUEST_MB - 128, self.lab.b.info()[2] // 1024)
+        self.assertBalloon(env.GUEST_MB - 128, self.lab.b)
         state = self.client.get_state(self.host)
         self.assertIn(b, state['running'])
         self.assertEqual(env.GUEST_MB - 128,
                          state['instances'][b]['balloon']['target_mb'])
         self.client.revert(self.host, b, 'balloon')
-        self.assertEqual(env.GUEST_MB, self.lab.b.info()[2] // 1024)
+        self.assertBalloon(env.GUEST_MB, self.lab.b)
 
         self.client.save_policy_state(self.host, {a: {'margin': {'m': 1}}})
         report = self.client.get_report(self.host)

@@ -2,6 +2,7 @@
 
 ``simulate`` (the default) runs scenarios in the simulator
 (:mod:`watcher_cams.lab.sim`) and writes tables, results.json and plots.
+``guests`` runs the lab on real guests (:mod:`watcher_cams.lab.real_guests`).
 ``example`` runs every strategy once, through Watcher's own strategy loader
 and compute model, on the built-in example of the CAMS paper and prints the
 plans; then it runs audit cycles of ``cache_aware_balloon`` in both modes on
@@ -99,6 +100,32 @@ def _simulate(parser, args):
     return 0 if all(ok for _, ok, _ in checks) else 1
 
 
+def _guests(parser, args):
+    import dataclasses
+
+    from watcher_cams.lab import real_guests
+    default = real_guests.Experiment()
+    sizes = {k: v for k, v in (('boot_mb', args.boot_mb),
+                               ('max_mb', args.max_mb)) if v is not None}
+    given = {k: v for k, v in (
+        ('data_mb', args.data_mb), ('reads_per_s', args.reads_per_s),
+        ('duration_s', args.duration), ('cycle_s', args.cycle),
+        ('measure_from_s', args.measure_from),
+        ('domain_type', args.domain_type)) if v is not None}
+    if args.strategies:
+        given['strategies'] = tuple(s.strip()
+                                    for s in args.strategies.split(','))
+    try:
+        exp = dataclasses.replace(default, guests=tuple(
+            dataclasses.replace(g, **sizes) for g in default.guests),
+            **given)
+        _, checks = real_guests.run(exp, args.image_dir, args.out,
+                                    lambda line: print(line, flush=True))
+    except real_guests.LabError as exc:
+        parser.error(str(exc))
+    return 0 if all(ok for _, ok, _ in checks) else 1
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog='watcher-cams-lab',
@@ -124,6 +151,39 @@ def main(argv=None):
     which.add_argument('--scenario-file', help='a scenario in YAML or JSON')
     sim.add_argument('--out', default='lab-results',
                      help='directory for results.json and the plots')
+    real = sub.add_parser(
+        'guests', help='the lab on real guests: readers in booted guests, '
+        'audit cycles of the real strategy, agent and actions, against '
+        'static (root, libvirt and tools/guest-image.sh --lab-data needed)')
+    # Defaults (None) come from real_guests.Experiment, imported only when
+    # the subcommand runs.
+    real.add_argument('--out', default='lab-results/guests',
+                      help='directory for results.json and the plots')
+    real.add_argument('--image-dir', default='.cache/guest',
+                      help='output of tools/guest-image.sh --lab-data MB')
+    real.add_argument('--strategies',
+                      help='comma-separated, static first (static, utility, '
+                           'cams-paper, margin-paper; default static,'
+                           'utility)')
+    real.add_argument('--duration', type=int,
+                      help='seconds of reading per run (default 600)')
+    real.add_argument('--measure-from', type=int,
+                      help='seconds after which the target is measured '
+                           '(default 360)')
+    real.add_argument('--cycle', type=int,
+                      help='seconds between audits (default 30)')
+    real.add_argument('--reads-per-s', type=float,
+                      help='pace of each reader, 64 KiB blocks (default 100)')
+    real.add_argument('--data-mb', type=int,
+                      help='size of the data file, lab-data-MB.img (default '
+                           '3072)')
+    real.add_argument('--boot-mb', type=int,
+                      help='memory of each guest at boot, the static size '
+                           '(default 640)')
+    real.add_argument('--max-mb', type=int,
+                      help='flavor memory of each guest (default 1280)')
+    real.add_argument('--domain-type', choices=('qemu', 'kvm'),
+                      help='libvirt domain type (default qemu: TCG)')
     agent = sub.add_parser('bench-agent', help='time the agent\'s '
                            'collection on real guests (root, libvirt and '
                            'tools/host-setup.sh needed)')
@@ -152,6 +212,13 @@ def main(argv=None):
         args = parser.parse_args(['simulate'] + list(argv or []))
     if args.command == 'simulate':
         return _simulate(parser, args)
+    if args.command == 'guests':
+        # Before Watcher: the agent selects oslo.service's threading
+        # backend, which must come first (watcher_cams.agent).
+        with warnings.catch_warnings(record=True):
+            from watcher_cams.lab import real_guests  # noqa: F401
+        warnings.simplefilter('ignore')
+        return _guests(parser, args)
     # Watcher's dependencies warn about eventlet and cgi on import, noise in
     # a lab run. watcher.common.clients replaces the warning filters when
     # imported, so the import's warnings are recorded and dropped instead.

@@ -33,7 +33,7 @@ DOMAIN_XML = """<domain type='{dtype}'>
     </nova:instance>
   </metadata>
   <memory unit='MiB'>{memory_mb}</memory>
-  <currentMemory unit='MiB'>{memory_mb}</currentMemory>
+  <currentMemory unit='MiB'>{current_mb}</currentMemory>
   <vcpu placement='static'>{vcpus}</vcpu>
   <os>
     <type arch='x86_64' machine='pc'>hvm</type>
@@ -44,15 +44,18 @@ DOMAIN_XML = """<domain type='{dtype}'>
   <on_poweroff>destroy</on_poweroff>
   <on_crash>destroy</on_crash>
   <devices>
-    <disk type='file' device='disk'>
-      <driver name='qemu' type='qcow2' cache='none'/>
-      <source file='{disk}'/>
-      <target dev='vda' bus='virtio'/>
-    </disk>
-{channel}    <serial type='file'><source path='{console}'/></serial>
+{disks}{channel}    <serial type='file'><source path='{console}'/></serial>
     <memballoon model='virtio'><stats period='{stats_period}'/></memballoon>
   </devices>
 </domain>
+"""
+
+
+DISK_XML = """    <disk type='file' device='disk'>
+      <driver name='qemu' type='qcow2' cache='{cache}'/>
+      <source file='{path}'/>
+      <target dev='{dev}' bus='virtio'/>
+    </disk>
 """
 
 
@@ -70,24 +73,40 @@ class GuestImage:
                     '%s is missing: run tools/guest-image.sh %s'
                     % (path, directory))
 
-    def overlay(self, name, workdir):
-        """A fresh qcow2 overlay of the data disk for guest ``name``."""
+    def lab_data(self, size_mb):
+        """The lab's data disk of ``size_mb`` MiB (built on request only)."""
+        path = os.path.join(self.directory, 'lab-data-%d.img' % size_mb)
+        if not os.path.exists(path):
+            raise FileNotFoundError(
+                '%s is missing: run tools/guest-image.sh --lab-data %d %s'
+                % (path, size_mb, self.directory))
+        return path
+
+    def overlay(self, name, workdir, base=None):
+        """A fresh qcow2 overlay of ``base`` (the data disk) for ``name``."""
+        base = base or self.data
         path = os.path.join(workdir, '%s.qcow2' % name)
         if os.path.exists(path):
             os.unlink(path)
         subprocess.run(['qemu-img', 'create', '-q', '-f', 'qcow2', '-F', 'raw',
-                        '-b', self.data, path], check=True)
+                        '-b', base, path], check=True)
         return path
 
 
-def domain_xml(name, image, disk, console, memory_mb=512, vcpus=1,
-               dtype='qemu', uuid=None, stats_period=1, agent=True):
+def domain_xml(name, image, disks, console, memory_mb=512, vcpus=1,
+               dtype='qemu', uuid=None, stats_period=1, agent=True,
+               current_mb=None):
+    """The domain XML; ``disks`` are image paths, attached as vda, vdb..."""
     def esc(value):
         return saxutils.escape(str(value), {"'": '&apos;'})
+    disk_xml = ''.join(
+        DISK_XML.format(cache='none', path=esc(path), dev='vd' + chr(97 + i))
+        for i, path in enumerate(disks))
     return DOMAIN_XML.format(
         dtype=esc(dtype), name=esc(name), uuid=esc(uuid or uuidlib.uuid4()),
-        memory_mb=int(memory_mb), vcpus=int(vcpus), kernel=esc(image.kernel),
-        initrd=esc(image.initrd), disk=esc(disk), console=esc(console),
+        memory_mb=int(memory_mb), current_mb=int(current_mb or memory_mb),
+        vcpus=int(vcpus), kernel=esc(image.kernel),
+        initrd=esc(image.initrd), disks=disk_xml, console=esc(console),
         stats_period=int(stats_period),
         channel=AGENT_CHANNEL if agent else '')
 
@@ -134,12 +153,20 @@ def guest_exec(dom, command, timeout=120.0):
 
 
 def boot(conn, name, image, workdir, memory_mb=512, vcpus=1, dtype='qemu',
-         uuid=None, agent=True):
-    """Create (transient) and return a guest; its agent may not be up yet."""
-    disk = image.overlay(name, workdir)
+         uuid=None, agent=True, lab_data_mb=None, current_mb=None):
+    """Create (transient) and return a guest; its agent may not be up yet.
+
+    With ``lab_data_mb`` the guest also gets an overlay of the lab's data
+    disk of that size as vdb (mounted at /lab). ``current_mb`` boots it
+    ballooned below ``memory_mb``.
+    """
+    disks = [image.overlay(name, workdir)]
+    if lab_data_mb:
+        disks.append(image.overlay(name + '-lab', workdir,
+                                   image.lab_data(lab_data_mb)))
     console = os.path.join(workdir, '%s.console.log' % name)
-    xml = domain_xml(name, image, disk, console, memory_mb, vcpus, dtype,
-                     uuid, agent=agent)
+    xml = domain_xml(name, image, disks, console, memory_mb, vcpus, dtype,
+                     uuid, agent=agent, current_mb=current_mb)
     return conn.createXML(xml, 0)
 
 

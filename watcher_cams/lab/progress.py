@@ -22,6 +22,9 @@ class Progress:
 
     def step(self, what):
         self.done += 1
+        # A step count known only roughly (e.g. waiting for guests) may
+        # overrun its estimate: the bar stays full meanwhile.
+        self.total = max(self.total, self.done)
         filled = self.WIDTH * self.done // self.total
         line = '[%s%s] %d/%d %4ds  %s' % (
             '#' * filled, '-' * (self.WIDTH - filled), self.done, self.total,

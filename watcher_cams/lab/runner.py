@@ -4,19 +4,30 @@ Builds Watcher's own compute model (ModelRoot with ComputeNode and Instance
 elements) from agent reports, loads strategies through Watcher's strategy
 loader (the entry points in setup.cfg), validates audit parameters with the
 validator Watcher's API uses, and executes them as the decision engine
-would. Used by ``watcher-cams-lab example``, the benchmark and the tests.
+would; carries out their actions as Watcher's applier does, through an
+agent client (``LocalAgent`` wraps an agent in this process). Used by
+``watcher-cams-lab example`` and ``guests``, the benchmark and the tests.
 """
 
+import json
+
+from watcher.applier.loading import default as action_loading
+from watcher.common import exception
 from watcher.common import utils
 from watcher.decision_engine.loading import default as loading
 from watcher.decision_engine.model import element
 from watcher.decision_engine.model import model_root
 
+from watcher_cams import rpcapi
+
 _PROJECT = '9f5ee6b2-94f2-4d1c-a9c4-6a2b5b1e9c3d'
 
 
-def compute_model(reports, memory_ratio=1.0, vcpu_ratio=4.0):
-    """A Watcher ModelRoot with one node per report, instances as guests."""
+def compute_model(reports, memory_ratio=1.0, vcpu_ratio=4.0, only=None):
+    """A Watcher ModelRoot with one node per report, instances as guests.
+
+    ``only``: the instance UUIDs in the audit scope (default: every guest).
+    """
     root = model_root.ModelRoot()
     for i, rep in enumerate(reports):
         mem = rep['memory']
@@ -32,6 +43,8 @@ def compute_model(reports, memory_ratio=1.0, vcpu_ratio=4.0):
             vcpu_ratio=vcpu_ratio, disk_ratio=1.0)
         root.add_node(node)
         for g in rep['guests']:
+            if only is not None and g['uuid'] not in only:
+                continue
             inst = element.Instance(
                 uuid=g['uuid'], name=g.get('name', g['uuid']),
                 state='active', memory=g['max_mb'], disk=1,
@@ -85,3 +98,80 @@ class ReportAgent:
 
     def save_policy_state(self, host, states):
         self.policy_state.setdefault(host, {}).update(states)
+
+
+class LocalAgent:
+    """The agent RPC client's interface over an AgentManager in-process.
+
+    For the real-guest lab: the strategies and actions talk to it exactly
+    as to ``rpcapi.AgentAPI``. Answers go through JSON as they would over
+    RPC, and the manager's errors become ``rpcapi.AgentError`` as the RPC
+    client raises them.
+    """
+
+    def __init__(self, manager, host):
+        self.manager = manager
+        self.host = host
+
+    def _call(self, host, method, **kwargs):
+        if host != self.host:
+            raise rpcapi.AgentUnreachable(host, 'no agent for this host here')
+        try:
+            answer = getattr(self.manager, method)(**kwargs)
+        except Exception as exc:
+            raise rpcapi.AgentError(host, method, type(exc).__name__,
+                                    str(exc)) from exc
+        return json.loads(json.dumps(answer))
+
+    def get_report(self, host):
+        return self._call(host, 'get_report')
+
+    def get_state(self, host):
+        return self._call(host, 'get_state')
+
+    def set_balloon(self, host, instance, target_mb, reason=''):
+        return self._call(host, 'set_balloon', instance=instance,
+                          target_mb=int(target_mb), reason=reason)
+
+    def set_affinity(self, host, instance, cpus, reason=''):
+        return self._call(host, 'set_affinity', instance=instance,
+                          cpus=[int(c) for c in cpus], reason=reason)
+
+    def revert(self, host, instance, kind):
+        return self._call(host, 'revert', instance=instance, kind=kind)
+
+    def save_policy_state(self, host, states):
+        return self._call(host, 'save_policy_state', states=states)
+
+
+def apply_actions(actions, agent):
+    """Carry out a solution's actions as Watcher's applier does.
+
+    Each action is loaded by its entry point, validated, checked
+    (pre_condition) and executed in order; when one fails, the ones already
+    done are reverted, newest first. Returns one (action, outcome) pair per
+    action, outcome one of SUCCEEDED, SKIPPED, FAILED, REVERTED, CANCELLED.
+    """
+    loader = action_loading.DefaultActionLoader()
+    done, outcomes = [], []
+    for i, spec in enumerate(actions):
+        action = loader.load(spec['action_type'])
+        action.input_parameters = dict(spec['input_parameters'])
+        action.agent = agent
+        action.validate_parameters()
+        try:
+            action.pre_condition()
+        except exception.ActionSkipped:
+            outcomes.append((spec, 'SKIPPED'))
+            continue
+        if action.execute():
+            done.append((len(outcomes), action))
+            outcomes.append((spec, 'SUCCEEDED'))
+            continue
+        outcomes.append((spec, 'FAILED'))
+        for index, earlier in reversed(done):
+            earlier.revert()
+            outcomes[index] = (outcomes[index][0], 'REVERTED')
+        outcomes += [(rest, 'CANCELLED') for rest in actions[i + 1:]]
+        break
+    return outcomes

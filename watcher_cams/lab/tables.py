@@ -9,3 +9,9 @@ def table(headers, rows):
     out = [line, '  '.join('-' * w for w in widths)]
     out += ['  '.join(c.ljust(w) for c, w in zip(r, widths)) for r in cells]
     return '\n'.join(out)
+
+
+def checks(found):
+    """The PASS/FAIL table of (check, passed, detail) targets."""
+    return table(('check', 'result', 'detail'),
+                 [(n, 'PASS' if ok else 'FAIL', d) for n, ok, d in found])

@@ -15,9 +15,11 @@ cycle, so run continuous audits with a short interval):
   Active(file) shrank (the useful cache no longer fits) or the cache grew
   (new IO), switch to UP.
 
-"Changed" means by more than ``change_mb``. The paper's controller ignored
-the host's physical memory; here every target passes the host-capacity guard
-like any other plan.
+"Changed" means by more than ``change_mb``; the paper counts any change (0).
+A guest whose full cache churns still shows a changing Cached figure: kswapd
+reclaims in batches between its free-memory watermarks. The paper's
+controller ignored the host's physical memory; here every target passes the
+host-capacity guard like any other plan.
 """
 
 import dataclasses
@@ -36,7 +38,7 @@ class MarginParams:
     max_step_mb: int = 200
     min_margin_mb: int = 100
     initial_margin_mb: int = 100
-    change_mb: int = 4
+    change_mb: int = 0
 
     def __post_init__(self):
         for name, value in dataclasses.asdict(self).items():

@@ -26,7 +26,9 @@ inactive file pages may be taken: its active list (the pages it re-reads),
 its used memory and a margin are protected, and a guest under memory
 pressure (PSI ``some`` avg10 at or above ``psi_protect``) is never a donor.
 A guest with free memory beyond the margin has evicted nothing yet, so its
-zero refaults mean "unknown", not "worthless": it gives only free memory.
+zero refaults mean "unknown", not "worthless": it gives only free memory,
+and not the part its cache will fill within ``fill_horizon_s`` at its
+current disk read rate (a guest still reading its data in is not idle).
 
 Memory then moves greedily, a segment at a time in ``granule_mb`` units,
 from the cheapest donor to the guest whose next MiB saves the most, while
@@ -34,14 +36,33 @@ the gain beats the loss by ``min_value`` (MiB/s saved per GiB moved): the
 water-filling that equalizes marginal values. With a large enough step
 limit this lands where paper mode creeps in fixed steps; the next cycle
 re-measures and corrects a wrong estimate.
+
+A resize echoes in the counters for a while: a guest that was shrunk
+refaults what it lost, one that grew is still filling. So within the rate
+window after its balloon changed (seen as a change of MemTotal between the
+two samples) a guest is not moved the other way; moves in the same
+direction go on.
+
+Refault detection sees reuse only up to about twice the cache (the kernel
+keeps shadow entries for about one cache's worth of evictions), and a guest
+whose cache is still filling has no refaults at all. When the water-filling
+finds nothing worth moving, the guests' values are equal as far as the
+counters can tell; then, if every donor's cache is full (its low value
+measured, not unknown), the share of each cache on the active list (the
+pages re-read while cached, the CAMS paper's utilization) breaks the tie:
+CAMS's own steps are taken, but only those that move memory toward a guest
+whose measured value is not below the donor's by more than ``min_value``.
 """
 
 import dataclasses
 
+from watcher_cams.policy import cams
 from watcher_cams.policy import guards
 from watcher_cams.policy import model
 
 MB_PER_PAGE = model.PAGE_KB / model.KB_PER_MB
+# MemTotal changes smaller than this (KiB) are not a balloon change.
+RESIZE_KB = 4096
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,6 +71,7 @@ class UtilityParams:
     min_value: float = 0.05
     psi_protect: float = 10.0
     min_segment_mb: float = 64.0
+    fill_horizon_s: float = 3600.0
 
     def __post_init__(self):
         if self.granule_mb < 1:
@@ -58,6 +80,8 @@ class UtilityParams:
             raise ValueError('min_value must be >= 0 and min_segment_mb > 0')
         if self.psi_protect < 0:
             raise ValueError('psi_protect must be >= 0')
+        if self.fill_horizon_s < 0:
+            raise ValueError('fill_horizon_s must be >= 0')
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,6 +91,10 @@ class ValueCurve:
     segments: tuple
     loss_density: float
     donate_mb: int
+    # +1 grown, -1 shrunk by the balloon within the rate window, 0 neither.
+    resized: int = 0
+    # Free memory beyond the floor margin: the cache has not filled.
+    filling: bool = False
 
     def density_at(self, offset_mb):
         start = 0.0
@@ -111,25 +139,32 @@ def value_curve(guest, cfg, params=UtilityParams()):
                     s.used_mb + s.active_file_mb + cfg.floor_margin_mb)
     donate = guest.actual_mb - protected
     free = s.mem_available_kb / model.KB_PER_MB - s.file_lru_mb
-    if free > cfg.floor_margin_mb:
+    filling = free > cfg.floor_margin_mb
+    if filling:
         # The cache has not filled yet: nothing was evicted, so the refault
         # counters say nothing about what the cache is worth. Only the free
-        # memory may go.
-        donate = min(donate, free - cfg.floor_margin_mb)
+        # memory may go, less what the reads will fill soon.
+        fill_mb = disk * params.fill_horizon_s
+        donate = min(donate, free - cfg.floor_margin_mb - fill_mb)
     stalled = (s.psi_some_avg10 is not None
                and s.psi_some_avg10 >= params.psi_protect)
     if stalled:
         donate = 0
-    return ValueCurve(segments, segments[0][1], max(0, int(donate)))
+    change = s.mem_total_kb - guest.previous.mem_total_kb
+    resized = 0 if abs(change) < RESIZE_KB else (1 if change > 0 else -1)
+    return ValueCurve(segments, segments[0][1], max(0, int(donate)),
+                      resized, filling)
 
 
 def _moves(host, cfg, params, curves):
     """Greedy water-filling; returns ({uuid: delta_mb}, saved MiB/s)."""
     guests = {g.uuid: g for g in host.guests if g.uuid in curves}
     # Room at the start of the cycle; it shifts by exactly what has moved.
-    up = {u: guards.room_up(g, cfg) for u, g in guests.items()}
+    # No reversal of a resize whose echo is still in the rates.
+    up = {u: guards.room_up(g, cfg) if curves[u].resized >= 0 else 0
+          for u, g in guests.items()}
     down = {u: min(curves[u].donate_mb, guards.room_down(g, cfg))
-            for u, g in guests.items()}
+            if curves[u].resized <= 0 else 0 for u, g in guests.items()}
     delta = dict.fromkeys(guests, 0)
     g_mb = params.granule_mb
     threshold = params.min_value / 1024.0  # per MiB moved
@@ -164,6 +199,38 @@ def _moves(host, cfg, params, curves):
     return delta, saved
 
 
+def _tie_break(host, cfg, params, curves):
+    """CAMS's steps where the refault values do not say otherwise."""
+    # Paper mode's pace (512 MiB a cycle) in granules, so that the last
+    # granule above a floor can move too.
+    granules = max(1, cams.CamsParams().step_mb * 4 // params.granule_mb)
+    steps = cams.plan(host, cfg, cams.CamsParams(
+        pages_per_step=params.granule_mb, page_mb=1, max_steps=granules))
+    threshold = params.min_value / 1024.0
+    takers = [m for m in steps.moves if m.target_mb > m.current_mb]
+    donors = [m for m in steps.moves if m.target_mb < m.current_mb]
+    if not takers or not donors:
+        return None
+    for t in takers:
+        for d in donors:
+            if t.instance not in curves or d.instance not in curves:
+                return None
+            if (curves[t.instance].resized < 0
+                    or curves[d.instance].resized > 0):
+                return None
+            # A donor with free memory has shown nothing about its cache
+            # (it may be idle only for now): no evidence to break a tie.
+            if curves[d.instance].filling:
+                return None
+            gain = curves[t.instance].density_at(0)[0]
+            if gain < curves[d.instance].loss_density - threshold:
+                return None
+    steps.moves = [dataclasses.replace(
+        m, reason='utility, a tie broken by %s' % m.reason)
+        for m in steps.moves]
+    return steps
+
+
 def plan(host: model.HostView, cfg: guards.GuardConfig,
          params: UtilityParams = UtilityParams()) -> model.Plan:
     curves = {}
@@ -172,6 +239,10 @@ def plan(host: model.HostView, cfg: guards.GuardConfig,
         if curve is not None:
             curves[g.uuid] = curve
     delta, saved = _moves(host, cfg, params, curves)
+    if not any(delta.values()):
+        tie = _tie_break(host, cfg, params, curves)
+        if tie is not None:
+            return tie
     proposals = {}
     for uuid, d in delta.items():
         if d:

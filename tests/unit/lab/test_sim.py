@@ -12,6 +12,7 @@ from watcher_cams.lab.sim import oracle
 from watcher_cams.lab.sim import policies
 from watcher_cams.lab.sim import simulate
 from watcher_cams.lab.sim import spec as spec_mod
+from watcher_cams.lab.sim import targets
 from watcher_cams.lab.sim import workloads
 from watcher_cams.policy import guards
 from watcher_cams.policy import lfu
@@ -103,6 +104,28 @@ class TestSimulation(testtools.TestCase):
         self.assertEqual(10.0, guest['sample']['timestamp']
                          - guest['previous']['timestamp'])
         self.assertIsNotNone(policies.plan('utility', rep, sim))
+
+    def test_a_churning_full_cache_shows_kswapd_jitter(self):
+        spec = small_spec(guests=[dict(g, phases=[dict(
+            g['phases'][0], pattern='uniform')]) for g in small_spec(
+            )['guests']])
+        spec['guests'][1]['phases'] = [{'pattern': 'idle',
+                                        'committed_mb': 128}]
+        host = spec_mod.build_host(spec_mod.validate(spec))
+        busy, idle = host.guests
+        seen = {busy.name: set(), idle.name: set()}
+        for _ in range(30):
+            host.step(10)
+            for g in (busy, idle):
+                seen[g.name].add(g.sample(host.now)['meminfo']['Cached'])
+        # The busy guest's cache filled, then moved by less than the
+        # watermark gap from sample to sample; the idle one never moved.
+        full = busy.cache.capacity * busy.block_kb
+        late = [c for c in seen[busy.name] if c > full - 4096]
+        self.assertGreater(len(late), 2)
+        self.assertTrue(all(full - busy.watermark_gap_kb() < c <= full
+                            for c in late))
+        self.assertEqual(1, len(seen[idle.name]))
 
     def test_ksm_savings_are_reported(self):
         s = small_spec(ksm={'ramp_s': 100})
@@ -269,3 +292,37 @@ class TestCommand(testtools.TestCase):
 class TestGuardsUnchanged(testtools.TestCase):
     def test_simulator_uses_the_strategies_defaults(self):
         self.assertEqual(guards.GuardConfig(), policies.GUARDS)
+
+
+class TestMarginTargets(testtools.TestCase):
+    @staticmethod
+    def rows(speeds):
+        """Rows whose read time gives ``speeds[(files, label)]`` x static."""
+        out = []
+        for (files, label), speed in speeds.items():
+            out.append({'scenario': 'balloon-controller',
+                        'point': '%dfiles' % files, 'strategy': label,
+                        'read_time_s': 100.0 / speed})
+        for files in {f for f, _ in speeds}:
+            out.append({'scenario': 'balloon-controller',
+                        'point': '%dfiles' % files, 'strategy': 'static',
+                        'read_time_s': 100.0})
+        return out
+
+    def test_shape_of_the_paper(self):
+        speeds = {(1000, 'margin-paper'): 0.6, (1000, 'utility'): 1.0,
+                  (2000, 'margin-paper'): 2.5, (2000, 'utility'): 1.2,
+                  (3000, 'margin-paper'): 1.4, (3000, 'utility'): 1.7,
+                  (5000, 'margin-paper'): 1.2, (5000, 'utility'): 1.2}
+        gain, loss = targets.margin_checks(self.rows(speeds))
+        self.assertTrue(gain[1], gain)
+        self.assertTrue(loss[1], loss)
+        # No gain at 3,000 MB, a larger one above, no loss below: fails.
+        for key, value, which in (((3000, 'margin-paper'), 1.0, 0),
+                                  ((5000, 'margin-paper'), 3.0, 0),
+                                  ((1000, 'margin-paper'), 1.0, 1),
+                                  ((1000, 'utility'), 0.95, 1)):
+            bad = dict(speeds)
+            bad[key] = value
+            self.assertFalse(targets.margin_checks(self.rows(bad))[which][1],
+                             key)

@@ -1,3 +1,5 @@
+import dataclasses
+
 import testtools
 
 from tests.unit import factory
@@ -54,6 +56,22 @@ class TestValueCurve(testtools.TestCase):
         # floor margin 128: 2048 - (256 + 1500 + 128)
         self.assertEqual(164, utility.value_curve(g, CFG).donate_mb)
 
+    def test_free_memory_goes_less_what_the_reads_will_fill(self):
+        # 2048 MiB, 256 used, 512 cached: 1280 MiB free.
+        idle = factory.guest(1, active_mb=256, inactive_mb=256)
+        self.assertEqual(1280 - 128,
+                         utility.value_curve(idle, CFG).donate_mb)
+        # Reading 0.1 MiB/s in: 360 MiB of it fills within the hour.
+        filling = factory.guest(1, active_mb=256, inactive_mb=256,
+                                read_mb_s=0.1)
+        self.assertEqual(1280 - 128 - 360,
+                         utility.value_curve(filling, CFG).donate_mb)
+        fast = factory.guest(1, active_mb=256, inactive_mb=256,
+                             read_mb_s=1.0)
+        self.assertEqual(0, utility.value_curve(fast, CFG).donate_mb)
+        self.assertRaises(ValueError, utility.UtilityParams,
+                          fill_horizon_s=-1)
+
 
 class TestUtilityPlan(testtools.TestCase):
     def test_memory_goes_to_the_guest_whose_refaults_show_value(self):
@@ -71,6 +89,60 @@ class TestUtilityPlan(testtools.TestCase):
         a = factory.guest(1, read_mb_s=1.0)
         b = factory.guest(2, read_mb_s=1.0)
         self.assertEqual([], utility.plan(factory.host([a, b]), CFG).moves)
+
+    def test_a_tie_is_broken_by_cache_utilization(self):
+        # No refaults anywhere: the counters cannot tell the guests apart,
+        # but one re-reads most of its cache and the other almost none.
+        rereads = factory.guest(1, active_mb=1500, inactive_mb=292)
+        streams = factory.guest(2, active_mb=100, inactive_mb=1692)
+        plan = utility.plan(factory.host([rereads, streams]), CFG)
+        deltas = {m.instance: m.delta_mb for m in plan.moves}
+        self.assertGreater(deltas[rereads.uuid], 0)
+        self.assertEqual(-deltas[rereads.uuid], deltas[streams.uuid])
+        self.assertIn('tie', plan.moves[0].reason)
+
+    def test_an_idle_guest_with_free_memory_breaks_no_tie(self):
+        # Its empty cache says nothing about what it will need when it
+        # starts reading again.
+        reading = factory.guest(1, active_mb=1000, inactive_mb=792,
+                                read_mb_s=30.0)
+        idle = factory.guest(2, active_mb=0, inactive_mb=100)
+        self.assertTrue(utility.value_curve(idle, CFG).filling)
+        self.assertEqual([], utility.plan(factory.host([reading, idle]),
+                                          CFG).moves)
+
+    def test_no_tie_break_against_measured_value(self):
+        # The low-utilization guest's refaults show its cache is worth
+        # more than the other's: utilization does not overrule that.
+        rereads = factory.guest(1, active_mb=1500, inactive_mb=292)
+        valued = factory.guest(2, max_mb=2048, active_mb=100,
+                               inactive_mb=1692, read_mb_s=2.0,
+                               refault_s=factory.pages_s(2.0),
+                               activate_s=factory.pages_s(1.0))
+        plan = utility.plan(factory.host([rereads, valued]), CFG)
+        self.assertEqual([], plan.moves)
+
+    def test_a_resize_is_not_reversed_while_it_echoes(self):
+        def shrunk_by(guest, mb):
+            before = dataclasses.replace(
+                guest.previous,
+                mem_total_kb=guest.previous.mem_total_kb + mb * 1024,
+                mem_available_kb=guest.previous.mem_available_kb + mb * 1024)
+            return dataclasses.replace(guest, previous=before)
+
+        # The donor of last cycle refaults what it gave; it looks valuable
+        # but does not get the memory straight back.
+        echo = factory.guest(1, read_mb_s=2.0,
+                             refault_s=factory.pages_s(2.0),
+                             activate_s=factory.pages_s(1.5))
+        idle = factory.guest(2, active_mb=100, inactive_mb=1692)
+        self.assertTrue(utility.plan(factory.host([echo, idle]), CFG).moves)
+        self.assertEqual([], utility.plan(factory.host(
+            [shrunk_by(echo, 256), idle]), CFG).moves)
+        # A guest shrunk last cycle may still give more.
+        plan = utility.plan(factory.host([echo, shrunk_by(idle, 256)]), CFG)
+        self.assertLess({m.instance: m.delta_mb
+                         for m in plan.moves}[idle.uuid], 0)
 
     def test_paper_example_moves_memory_to_vm1(self):
         vm1, vm2 = factory.example_deltas(lambda h: utility.plan(h, CFG))

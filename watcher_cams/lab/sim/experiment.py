@@ -22,7 +22,7 @@ class Point:
     spec: dict
 
 
-def _guest_figures(app_kb, disk_kb):
+def guest_figures(app_kb, disk_kb):
     return {'app_read_bytes': int(app_kb * KB),
             'disk_read_bytes': int(disk_kb * KB),
             'io_reduction': round(1 - disk_kb / app_kb, 4) if app_kb else 0.0}
@@ -36,7 +36,7 @@ def read_time_s(app_kb, disk_kb, disk_mb_s):
 def row(scenario, point, strategy, app_kb, disk_kb, paper, **extra):
     """One results row; ``extra`` adds scenario-specific figures."""
     out = {'scenario': scenario, 'point': point, 'strategy': strategy}
-    out.update(_guest_figures(app_kb, disk_kb))
+    out.update(guest_figures(app_kb, disk_kb))
     out['paper'] = paper
     out.update(extra)
     return out
@@ -57,7 +57,7 @@ def memory_row(scenario, point, label, app, disk, paper, **extra):
     """A results row from per-guest application and disk KiB."""
     app_kb, disk_kb = sum(app.values()), sum(disk.values())
     return row(scenario, point.label, label, app_kb, disk_kb, paper,
-               guests={n: _guest_figures(app[n], disk[n]) for n in app},
+               guests={n: guest_figures(app[n], disk[n]) for n in app},
                read_time_s=round(read_time_s(
                    app_kb, disk_kb, point.spec['host']['disk_mb_s']), 3),
                **extra)

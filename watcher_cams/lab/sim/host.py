@@ -14,6 +14,7 @@ guest kernel reports (meminfo and pgpgin KiB, refaults and activations in
 """
 
 import dataclasses
+import math
 from typing import Optional
 
 from watcher_cams.lab.sim import cache as cache_mod
@@ -83,6 +84,8 @@ class SimGuest:
         self.pgpgin_kb = 0
         self.psi_some = 0.0
         self.activated_pages_seen = 0
+        # Free memory above the low watermark (KiB): see reclaim().
+        self.free_slack_kb = 0
         self.policy_state = {}
         self.resize(self.size_mb)
 
@@ -108,6 +111,29 @@ class SimGuest:
             self.used_mb = phase.anon_mb
             self.cache.resize(self.cache_blocks)
 
+    def watermark_gap_kb(self):
+        """Gap between the kernel's low and high free-memory watermarks.
+
+        About max(min_free_kbytes / 4, 0.1% of memory), with min_free_kbytes
+        = 4 * sqrt(lowmem KiB) (mm/page_alloc.c).
+        """
+        size_kb = self.size_mb * KB
+        return max(int(math.sqrt(size_kb)), size_kb // 1000, 1)
+
+    def reclaim(self, miss_kb):
+        """Free memory after ``miss_kb`` of reads into a full cache.
+
+        Every miss takes free pages; when free memory falls below the low
+        watermark kswapd reclaims cache until the high one. So a guest whose
+        full cache churns shows a Cached figure that moves by up to the
+        watermark gap between samples, while an idle one shows a constant
+        figure: the signal the Balloon Controller reads as "the cache
+        changes".
+        """
+        if miss_kb and len(self.cache) >= self.cache.capacity:
+            self.free_slack_kb = (self.free_slack_kb - miss_kb) \
+                % self.watermark_gap_kb()
+
     def vmstat(self):
         pages = self.pages_per_block
         return {'pgpgin': self.pgpgin_kb, 'pgmajfault': 0,
@@ -118,8 +144,10 @@ class SimGuest:
         c = self.cache
         active = len(getattr(c, 'active', ())) * self.block_kb
         inactive = len(c) * self.block_kb - active
+        slack = min(self.free_slack_kb, inactive)
         return guest_sample(now, self.size_mb * KB, self.used_mb * KB,
-                            len(c) * self.block_kb, active, inactive,
+                            len(c) * self.block_kb - slack, active,
+                            inactive - slack,
                             self.committed_mb * KB, self.vmstat(),
                             self.psi_some)
 
@@ -188,6 +216,7 @@ class SimHost:
             self._step_through_host(per_guest, traffic)
         for g, t in zip(self.guests, traffic):
             g.pgpgin_kb += t.guest_miss_kb
+            g.reclaim(t.guest_miss_kb)
             if measure:
                 g.traffic.add(t)
         self._update_psi(dt)

@@ -40,8 +40,9 @@ def reads_bars(scenario, rows, outdir):
     return _save(fig, outdir, '%s-disk-reads.png' % scenario)
 
 
-def timeline(scenario, point, runs, outdir):
-    """Guest memory over time under each strategy at one point."""
+def timeline(scenario, point, runs, outdir, key='size_mb',
+             what='guest memory over time', suffix='memory'):
+    """Per-guest series ``key`` (MiB) over time under each strategy."""
     labels = [s for s in runs if runs[s].series]
     if not labels:
         return None
@@ -52,14 +53,15 @@ def timeline(scenario, point, runs, outdir):
     for ax, label in zip(axes, labels):
         series = runs[label].series
         t = [c['t'] / 60 for c in series]
-        for name in series[0]['size_mb']:
-            ax.plot(t, [c['size_mb'][name] for c in series], label=name)
+        for name in series[0][key]:
+            ax.plot(t, [float('nan') if c[key][name] is None
+                        else c[key][name] for c in series], label=name)
         ax.set_ylabel('MiB')
         ax.set_title(label, fontsize='small', loc='left')
     axes[0].legend(fontsize='small', loc='upper right')
     axes[-1].set_xlabel('minutes')
-    fig.suptitle('%s %s: guest memory over time' % (scenario, point))
-    return _save(fig, outdir, '%s-%s-memory.png' % (scenario, point))
+    fig.suptitle('%s %s: %s' % (scenario, point, what))
+    return _save(fig, outdir, '%s-%s-%s.png' % (scenario, point, suffix))
 
 
 def cams_improvement(rows, outdir, name):
@@ -70,7 +72,12 @@ def cams_improvement(rows, outdir, name):
         ratio, rng = r['point'].split('-')
         points.setdefault(rng, []).append((int(ratio[1:]), r['point']))
     fig, ax = pyplot.subplots(figsize=(7, 4.5))
-    for rng, pts in sorted(points.items(), key=lambda kv: int(kv[0][:-1])):
+    ranges = sorted(points.items(), key=lambda kv: int(kv[0][:-1]))
+    # One colour per range, one line style per strategy: more series than
+    # the default colour cycle holds.
+    colours = pyplot.cm.viridis([i / max(1, len(ranges) - 1) * 0.9
+                                 for i in range(len(ranges))])
+    for (rng, pts), colour in zip(ranges, colours):
         pts = sorted(set(pts))
         for strategy, style in (('cams-paper', '-o'), ('utility', '--s')):
             xs, ys = [], []
@@ -80,7 +87,8 @@ def cams_improvement(rows, outdir, name):
                 if sms > 0:
                     xs.append(ratio)
                     ys.append(v / sms)
-            ax.plot(xs, ys, style, label='%s %s' % (strategy, rng))
+            ax.plot(xs, ys, style, color=colour,
+                    label='%s %s' % (strategy, rng))
     ax.plot([1, 8], [1.0, 5.8], 'k:', marker='x', label='paper, 80 GB')
     ax.set_xlabel('VM2/VM1 access rate ratio')
     ax.set_ylabel('VM1 IO reduction / SMS')

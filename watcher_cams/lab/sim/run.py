@@ -1,10 +1,10 @@
 """``watcher-cams-lab simulate``: run scenarios, print, save, plot."""
 
-import json
 import os
 import time
 
 from watcher_cams.lab import progress as progress_mod
+from watcher_cams.lab import results as results_mod
 from watcher_cams.lab.sim import plots
 from watcher_cams.lab.sim import scenarios as scenarios_mod
 from watcher_cams.lab.sim import targets as targets_mod
@@ -44,16 +44,10 @@ def simulate(scenarios, outdir, out, label, stream=None):
     checks = targets_mod.check(rows, {label: total})
     if checks:
         out('\n== targets')
-        out(tables.table(('check', 'result', 'detail'),
-                         [(n, 'PASS' if ok else 'FAIL', d)
-                          for n, ok, d in checks]))
-    results = {'run': label, 'seconds': round(total, 1), 'scenarios': meta,
-               'rows': rows,
-               'targets': [{'check': n, 'passed': ok, 'detail': d}
-                           for n, ok, d in checks]}
-    path = os.path.join(outdir, 'results.json')
-    with open(path, 'w', encoding='utf-8') as f:
-        json.dump(results, f, indent=1, sort_keys=True)
+        out(tables.checks(checks))
+    path = results_mod.write(outdir, {
+        'run': label, 'seconds': round(total, 1), 'scenarios': meta,
+        'rows': rows}, checks)
     out('\nwrote %s and %d plots in %s (%.1f s)' % (
         os.path.basename(path), len([p for p in pngs if p]), outdir, total))
     return rows, checks

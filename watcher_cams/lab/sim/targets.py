@@ -71,16 +71,28 @@ def margin_checks(rows, scenario='balloon-controller'):
     low = ['%dfiles' % n for n in files if n < 1500]
     checks = []
     if mid:
+        # The paper's shape: a gain over the whole 1,500-3,000 MB range that
+        # fades for larger working sets. Its 9.5x comes from closed-loop
+        # readers on a hard disk; under the simulator's read-time model no
+        # split of memory beats the oracle, printed alongside.
         gains = [speed(p, 'margin-paper') for p in mid]
-        checks.append(('%s: margin reproduction gains for 1,500-3,000 MB '
-                       'working sets' % scenario, min(gains) > 1.5,
-                       ' '.join('%s %.2fx' % (p, g)
-                                for p, g in zip(mid, gains))))
+        high = [speed('%dfiles' % n, 'margin-paper')
+                for n in files if n >= 4000]
+        ok = min(gains) > 1.1 and all(max(gains) > g for g in high)
+        checks.append((
+            '%s: margin reproduction gains for 1,500-3,000 MB working sets'
+            ', fading above' % scenario, ok, ' '.join(
+                '%s %.2fx%s' % (p, g, ' (oracle %.2fx)' % speed(p, 'oracle')
+                                if (p, 'oracle') in by else '')
+                for p, g in zip(mid, gains))
+            + '; above: %s' % ' '.join('%.2fx' % g for g in high)))
     if low:
         ours = [speed(p, 'utility') for p in low]
         paper = [speed(p, 'margin-paper') for p in low]
-        checks.append(('%s: our mode loses nothing below 1,500 MB' % scenario,
-                       min(ours) >= 0.99,
+        # The reproduction shows the paper's loss; ours must not have it.
+        checks.append(('%s: margin reproduction loses below 1,500 MB, our '
+                       'mode does not' % scenario,
+                       min(ours) >= 0.99 and max(paper) < 1.0,
                        'utility %s; margin-paper %s' % (
                            ' '.join('%.2fx' % v for v in ours),
                            ' '.join('%.2fx' % v for v in paper))))

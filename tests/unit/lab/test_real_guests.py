@@ -1,0 +1,137 @@
+"""The real-guest lab's bookkeeping: status lines, parameters, results.
+
+The runs themselves boot guests: tests/functional/test_lab_guests.py.
+"""
+
+import dataclasses
+import os
+
+import fixtures
+import testtools
+
+from watcher_cams.cmd import lab as lab_cmd
+from watcher_cams.lab import real_guests as rg
+
+MB = rg.MB
+
+
+def synthetic_run(label, hot_miss, random_miss, window_from=2):
+    """A Run of 4 samples, 100 MiB read per guest per sample."""
+    run = rg.Run(label)
+    for i in range(4):
+        # Misses only count from ``window_from`` on in the hot/cold guest,
+        # so the whole run and the window differ.
+        hot = 100 * max(0, i - window_from + 1) * hot_miss
+        run.series.append({
+            't': 100.0 * i,
+            'size_mb': {'hotcold': 640 + 64 * i, 'random': 640 - 64 * i},
+            'app_mb': {'hotcold': 100.0 * i, 'random': 100.0 * i},
+            'disk_mb': {'hotcold': hot + 50.0 * min(i, 1),
+                        'random': 100.0 * i * random_miss},
+            'counters': {}, 'done': {'hotcold': i == 3, 'random': i == 3}})
+    return run
+
+
+class TestParameters(testtools.TestCase):
+
+    def test_status_line(self):
+        self.assertEqual((12, 786432, 1.5, True),
+                         rg.parse_status('12 786432 1.500 1\n'))
+        self.assertEqual((0, 0, 0.0, False), rg.parse_status('0 0 0 0'))
+        for bad in ('', '1 2 3', '1 2 3 4 5', 'a b c d', 'cams-reader: no'):
+            self.assertRaises(ValueError, rg.parse_status, bad)
+
+    def test_reader_command_is_paced_and_seeded(self):
+        exp = rg.Experiment()
+        cmd = rg.reader_command(exp.guests[0], exp, 7)
+        self.assertIn('cams-reader hotcold /lab/data -b 64', cmd)
+        self.assertIn('-n %d -r 100 -s 7' % exp.reads, cmd)
+        self.assertTrue(cmd.rstrip().endswith('&'))
+
+    def test_bad_experiments_are_refused_with_the_reason(self):
+        g = rg.GuestSpec('a', 'hotcold', 1024, 512)
+        cases = [
+            ({'guests': (g,)}, 'two guests'),
+            ({'guests': (g, g)}, 'distinct'),
+            ({'guests': (g, dataclasses.replace(g, name='b',
+                                                reader='scan'))}, 'reader'),
+            ({'guests': (g, dataclasses.replace(g, name='b', boot_mb=2048))},
+             'boot_mb'),
+            ({'strategies': ('utility',)}, 'static'),
+            ({'strategies': ('static', 'magic')}, 'static'),
+            ({'measure_from_s': 600}, 'measure_from_s'),
+            ({'cycle_s': 1}, 'cycle_s'),
+            ({'domain_type': 'xen'}, 'domain_type'),
+        ]
+        for changes, words in cases:
+            exc = self.assertRaises(rg.LabError, rg.Experiment, **changes)
+            self.assertIn(words, str(exc))
+
+    def test_budget_is_the_static_total(self):
+        exp = rg.Experiment()
+        self.assertEqual(sum(g.boot_mb for g in exp.guests), exp.budget_mb)
+        self.assertEqual(60000, exp.reads)
+
+
+class TestResults(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.exp = rg.Experiment(duration_s=300, measure_from_s=150)
+
+    def test_rows_have_whole_run_and_window_figures(self):
+        rows = rg.rows(self.exp, {'static': synthetic_run('static', 0.6, 0.9),
+                                  'utility': synthetic_run('utility', 0.2,
+                                                           0.95)})
+        static, utility = rows
+        self.assertEqual(('guests', 'static'),
+                         (static['scenario'], static['strategy']))
+        hot = static['guests']['hotcold']
+        self.assertEqual(300 * MB, hot['app_read_bytes'])
+        self.assertEqual(int((120 + 50) * MB), hot['disk_read_bytes'])
+        # Window from t=200: 100 MiB read, 60 MiB missed.
+        self.assertAlmostEqual(0.6, hot['window_miss_ratio'])
+        self.assertEqual(832, utility['guests']['hotcold']['final_mb'])
+        self.assertEqual(sum(g['disk_read_bytes']
+                             for g in static['guests'].values()),
+                         static['disk_read_bytes'])
+
+    def test_target_is_the_window_miss_ratio_of_hotcold_guests(self):
+        runs = {'static': synthetic_run('static', 0.6, 0.9),
+                'utility': synthetic_run('utility', 0.2, 0.95)}
+        [(name, ok, detail)] = rg.checks(self.exp, rg.rows(self.exp, runs))
+        self.assertTrue(ok, detail)
+        self.assertIn('3.00x', detail)
+        runs['utility'] = synthetic_run('utility', 0.4, 0.95)
+        [(name, ok, detail)] = rg.checks(self.exp, rg.rows(self.exp, runs))
+        self.assertFalse(ok, detail)
+        self.assertIn('1.50x', detail)
+
+    def test_summary_table_names_every_guest_and_strategy(self):
+        runs = {'static': synthetic_run('static', 0.6, 0.9),
+                'utility': synthetic_run('utility', 0.2, 0.95)}
+        text = rg.summary(self.exp, rg.rows(self.exp, runs))
+        self.assertEqual(6, len(text.splitlines()))
+        self.assertIn('3.00x', text)
+
+
+class TestCommand(testtools.TestCase):
+
+    def test_bad_arguments_and_a_missing_image_are_usage_errors(self):
+        image_dir = self.useFixture(fixtures.TempDir()).path
+        for name in ('vmlinuz', 'initrd.gz', 'data.img'):
+            open(os.path.join(image_dir, name), 'w').close()
+        stderr = self.useFixture(fixtures.StringStream('stderr')).stream
+        self.useFixture(fixtures.MonkeyPatch('sys.stderr', stderr))
+        for argv, words in (
+                (['--duration', '10', '--measure-from', '20'],
+                 'measure_from_s'),
+                (['--strategies', 'utility'], 'start with static'),
+                (['--boot-mb', '2048', '--max-mb', '1024'], 'boot_mb'),
+                (['--image-dir', image_dir, '--data-mb', '77'],
+                 'guest-image.sh --lab-data 77')):
+            exc = self.assertRaises(SystemExit, lab_cmd.main,
+                                    ['guests'] + argv)
+            self.assertEqual(2, exc.code)
+            stderr.seek(0)
+            self.assertIn(words, stderr.read())

@@ -1,0 +1,104 @@
+"""The lab's in-process agent client and applier."""
+
+import jsonschema
+from watcher.tests.unit import base
+
+from tests.unit.glue import fakes
+from watcher_cams.agent import controllers
+from watcher_cams.lab import runner
+from watcher_cams import rpcapi
+
+A = '11111111-1111-4111-8111-111111111111'
+B = '22222222-2222-4222-8222-222222222222'
+C = '33333333-3333-4333-8333-333333333333'
+
+
+class FakeManager:
+    """AgentManager's interface: answers, or raises as the real one does."""
+
+    def __init__(self):
+        self.calls = []
+
+    def get_report(self):
+        return {'host': 'lab', 'sizes': (1, 2)}
+
+    def set_balloon(self, instance, target_mb, reason=''):
+        self.calls.append((instance, target_mb))
+        if target_mb < 256:
+            raise controllers.Refused('target %d MiB is below the floor'
+                                      % target_mb)
+        return {'previous_mb': 512, 'actual_mb': target_mb}
+
+
+class TestLocalAgent(base.TestCase):
+
+    def test_answers_pass_through_json_like_rpc(self):
+        agent = runner.LocalAgent(FakeManager(), 'lab')
+        self.assertEqual({'host': 'lab', 'sizes': [1, 2]},
+                         agent.get_report('lab'))
+        self.assertEqual({'previous_mb': 512, 'actual_mb': 300},
+                         agent.set_balloon('lab', A, 300.0, 'why'))
+
+    def test_errors_are_the_rpc_clients(self):
+        manager = FakeManager()
+        agent = runner.LocalAgent(manager, 'lab')
+        exc = self.assertRaises(rpcapi.AgentError, agent.set_balloon, 'lab',
+                                A, 100)
+        self.assertEqual('Refused', exc.exc_type)
+        self.assertIn('below the floor', str(exc))
+        self.assertRaises(rpcapi.AgentUnreachable, agent.get_report, 'other')
+        self.assertEqual([(A, 100)], manager.calls)
+
+
+def balloon(uuid, target):
+    return {'action_type': 'cams_balloon',
+            'input_parameters': {'resource_id': uuid, 'host': 'cmp-a',
+                                 'target_mb': target, 'reason': 'test'}}
+
+
+class FailingAgent(fakes.FakeAgent):
+    def __init__(self, fail, **kwargs):
+        super().__init__(**kwargs)
+        self.fail = fail
+
+    def set_balloon(self, host, instance, target_mb, reason=''):
+        if instance == self.fail:
+            self.calls.append(('set_balloon', host, instance, target_mb))
+            raise rpcapi.AgentError(host, 'set_balloon', 'ChangeFailed',
+                                    'balloon stuck')
+        return super().set_balloon(host, instance, target_mb, reason)
+
+
+class TestApplyActions(base.TestCase):
+
+    def test_all_succeed_in_order(self):
+        agent = fakes.FakeAgent(state={'running': [A, B]})
+        outcomes = runner.apply_actions([balloon(A, 512), balloon(B, 1024)],
+                                        agent)
+        self.assertEqual(['SUCCEEDED', 'SUCCEEDED'],
+                         [o for _, o in outcomes])
+        self.assertEqual([('set_balloon', 'cmp-a', A, 512),
+                          ('set_balloon', 'cmp-a', B, 1024)],
+                         [c for c in agent.calls if c[0] == 'set_balloon'])
+
+    def test_instance_gone_is_skipped(self):
+        agent = fakes.FakeAgent(state={'running': [B]})
+        outcomes = runner.apply_actions([balloon(A, 512), balloon(B, 1024)],
+                                        agent)
+        self.assertEqual(['SKIPPED', 'SUCCEEDED'], [o for _, o in outcomes])
+
+    def test_a_failure_reverts_what_was_done_and_cancels_the_rest(self):
+        agent = FailingAgent(B, state={'running': [A, B, C]})
+        outcomes = runner.apply_actions(
+            [balloon(A, 512), balloon(B, 1024), balloon(C, 768)], agent)
+        self.assertEqual(['REVERTED', 'FAILED', 'CANCELLED'],
+                         [o for _, o in outcomes])
+        self.assertIn(('revert', 'cmp-a', A, 'balloon'), agent.calls)
+        self.assertNotIn(C, [c[2] for c in agent.calls if len(c) > 2])
+
+    def test_bad_parameters_are_refused_before_anything_runs(self):
+        agent = fakes.FakeAgent(state={'running': [A]})
+        bad = balloon(A, 0)
+        self.assertRaises(jsonschema.ValidationError, runner.apply_actions,
+                          [bad], agent)
+        self.assertEqual([], agent.calls)
