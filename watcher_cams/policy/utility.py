@@ -63,6 +63,8 @@ from watcher_cams.policy import model
 MB_PER_PAGE = model.PAGE_KB / model.KB_PER_MB
 # MemTotal changes smaller than this (KiB) are not a balloon change.
 RESIZE_KB = 4096
+# File LRU growth (MiB) over the rate window that counts as filling.
+GROWTH_MB = 32
 
 
 @dataclasses.dataclass(frozen=True)
@@ -139,7 +141,11 @@ def value_curve(guest, cfg, params=UtilityParams()):
                     s.used_mb + s.active_file_mb + cfg.floor_margin_mb)
     donate = guest.actual_mb - protected
     free = s.mem_available_kb / model.KB_PER_MB - s.file_lru_mb
-    filling = free > cfg.floor_margin_mb
+    # A cache that grew without a single refault has not evicted what it
+    # re-reads yet (the kernel keeps some free memory below its
+    # watermarks, so "free" alone misses the last few hundred MiB).
+    grew = s.file_lru_mb - guest.previous.file_lru_mb > GROWTH_MB
+    filling = free > cfg.floor_margin_mb or (grew and refault == 0)
     if filling:
         # The cache has not filled yet: nothing was evicted, so the refault
         # counters say nothing about what the cache is worth. Only the free

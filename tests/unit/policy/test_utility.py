@@ -111,6 +111,24 @@ class TestUtilityPlan(testtools.TestCase):
         self.assertEqual([], utility.plan(factory.host([reading, idle]),
                                           CFG).moves)
 
+    def test_a_cache_still_growing_without_refaults_keeps_its_memory(self):
+        valued = factory.guest(1, read_mb_s=2.0,
+                               refault_s=factory.pages_s(2.0),
+                               activate_s=factory.pages_s(1.5))
+        growing = factory.guest(2, active_mb=100, inactive_mb=1692,
+                                read_mb_s=5.0)
+        # Same counters, but 200 MiB less cache one window ago.
+        earlier = dataclasses.replace(
+            growing.previous,
+            inactive_file_kb=growing.previous.inactive_file_kb - 200 * 1024,
+            cached_kb=growing.previous.cached_kb - 200 * 1024)
+        self.assertTrue(utility.plan(factory.host([valued, growing]),
+                                     CFG).moves)
+        still = dataclasses.replace(growing, previous=earlier)
+        self.assertTrue(utility.value_curve(still, CFG).filling)
+        self.assertEqual([], utility.plan(factory.host([valued, still]),
+                                          CFG).moves)
+
     def test_no_tie_break_against_measured_value(self):
         # The low-utilization guest's refaults show its cache is worth
         # more than the other's: utilization does not overrule that.
