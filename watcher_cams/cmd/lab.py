@@ -109,6 +109,7 @@ def _guests(parser, args):
                                ('max_mb', args.max_mb)) if v is not None}
     given = {k: v for k, v in (
         ('data_mb', args.data_mb), ('reads_per_s', args.reads_per_s),
+        ('hot_prob', args.hot_prob),
         ('duration_s', args.duration), ('cycle_s', args.cycle),
         ('measure_from_s', args.measure_from),
         ('domain_type', args.domain_type)) if v is not None}
@@ -147,7 +148,7 @@ def main(argv=None):
     which.add_argument('--scenario', default='default',
                        help='built-in scenario or group (default, '
                             'paper-grid, cams, cams-grid, balloon-controller, '
-                            'ksm, lfu, llc)')
+                            'ksm, lfu, llc, real-lab)')
     which.add_argument('--scenario-file', help='a scenario in YAML or JSON')
     sim.add_argument('--out', default='lab-results',
                      help='directory for results.json and the plots')
@@ -164,7 +165,7 @@ def main(argv=None):
     real.add_argument('--strategies',
                       help='comma-separated, static first (static, utility, '
                            'cams-paper, margin-paper; default static,'
-                           'utility)')
+                           'cams-paper,utility)')
     real.add_argument('--duration', type=int,
                       help='seconds of reading per run (default 600)')
     real.add_argument('--measure-from', type=int,
@@ -174,6 +175,9 @@ def main(argv=None):
                       help='seconds between audits (default 30)')
     real.add_argument('--reads-per-s', type=float,
                       help='pace of each reader, 64 KiB blocks (default 100)')
+    real.add_argument('--hot-prob', type=float,
+                      help='share of the hot/cold reader\'s reads on the '
+                           'hot fifth of the data (default 0.9)')
     real.add_argument('--data-mb', type=int,
                       help='size of the data file, lab-data-MB.img (default '
                            '3072)')

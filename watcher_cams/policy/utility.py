@@ -51,7 +51,17 @@ counters can tell; then, if every donor's cache is full (its low value
 measured, not unknown), the share of each cache on the active list (the
 pages re-read while cached, the CAMS paper's utilization) breaks the tie:
 CAMS's own steps are taken, but only those that move memory toward a guest
-whose measured value is not below the donor's by more than ``min_value``.
+whose measured value is not below the donor's by more than ``value_band``.
+
+The counters' values are averages over a whole segment (the first one is the
+active list, hundreds of MiB in a small guest), so at a knee of the curve
+(a hot set that just fits) a guest's value for growing says little of its
+loss for shrinking. Each clean measurement (no resize echo, cache not
+filling) is kept in the guest's policy state: at that size, the next
+segment was worth that much. Shrinking a guest back over a range an earlier
+measurement covered costs at least what was measured there, for
+``memory_s``. And since the counters are noisy, memory moves only when the
+gain beats the loss by ``value_band`` (relative) and ``min_value``.
 """
 
 import dataclasses
@@ -65,15 +75,24 @@ MB_PER_PAGE = model.PAGE_KB / model.KB_PER_MB
 RESIZE_KB = 4096
 # File LRU growth (MiB) over the rate window that counts as filling.
 GROWTH_MB = 32
+# Key of this policy's part of a guest's policy state, and how many
+# measurements it keeps.
+STATE_KEY = 'utility'
+MAX_SEEN = 8
+# A measurement at a size is the running mean of the last ones there (one
+# cycle's counters are noisy: a few refaults more or less).
+MAX_COUNT = 10
 
 
 @dataclasses.dataclass(frozen=True)
 class UtilityParams:
     granule_mb: int = 64
-    min_value: float = 0.05
+    min_value: float = 0.1
     psi_protect: float = 10.0
     min_segment_mb: float = 64.0
     fill_horizon_s: float = 3600.0
+    value_band: float = 0.2
+    memory_s: float = 1800.0
 
     def __post_init__(self):
         if self.granule_mb < 1:
@@ -82,8 +101,73 @@ class UtilityParams:
             raise ValueError('min_value must be >= 0 and min_segment_mb > 0')
         if self.psi_protect < 0:
             raise ValueError('psi_protect must be >= 0')
-        if self.fill_horizon_s < 0:
-            raise ValueError('fill_horizon_s must be >= 0')
+        if self.fill_horizon_s < 0 or self.memory_s < 0:
+            raise ValueError('fill_horizon_s and memory_s must be >= 0')
+        if not 0 <= self.value_band < 1:
+            raise ValueError('value_band must be within [0, 1)')
+
+
+@dataclasses.dataclass(frozen=True)
+class Seen:
+    """One clean measurement of a guest's value.
+
+    At ``size_mb`` the next ``length_mb`` MiB of memory were worth
+    ``density`` MiB/s per MiB.
+    """
+
+    size_mb: int
+    density: float
+    length_mb: float
+    timestamp: float
+    # Measurements averaged into this one (at most MAX_COUNT weigh in).
+    count: int = 1
+
+    def to_list(self):
+        return [self.size_mb, round(self.density * 1024, 4),
+                round(self.length_mb, 1), round(self.timestamp, 1),
+                self.count]
+
+    def merged(self, newer):
+        """This measurement averaged with a newer one at the same size."""
+        n = min(self.count, MAX_COUNT)
+        return Seen(newer.size_mb,
+                    (self.density * n + newer.density) / (n + 1),
+                    (self.length_mb * n + newer.length_mb) / (n + 1),
+                    newer.timestamp, n + 1)
+
+    @classmethod
+    def from_list(cls, value):
+        """A Seen, or None when ``value`` is not one.
+
+        The agent keeps the state, but a corrupt file must not stop
+        planning.
+        """
+        try:
+            size, per_gib, length, timestamp, count = value
+            seen = cls(int(size), float(per_gib) / 1024, float(length),
+                       float(timestamp), int(count))
+        except (TypeError, ValueError):
+            return None
+        if (seen.size_mb <= 0 or not 0 <= seen.density < float('inf')
+                or not 0 < seen.length_mb < float('inf')
+                or seen.count < 1):
+            return None
+        return seen
+
+
+def remembered(guest, params):
+    """The guest's measurements still trusted at its current sample."""
+    state = guest.policy_state.get(STATE_KEY)
+    entries = state.get('seen') if isinstance(state, dict) else None
+    if not isinstance(entries, list) or guest.sample is None:
+        return ()
+    now = guest.sample.timestamp
+    out = []
+    for entry in entries[:MAX_SEEN]:
+        seen = Seen.from_list(entry)
+        if seen is not None and 0 <= now - seen.timestamp <= params.memory_s:
+            out.append(seen)
+    return tuple(out)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,6 +181,8 @@ class ValueCurve:
     resized: int = 0
     # Free memory beyond the floor margin: the cache has not filled.
     filling: bool = False
+    size_mb: int = 0
+    seen: tuple = ()
 
     def density_at(self, offset_mb):
         start = 0.0
@@ -105,6 +191,20 @@ class ValueCurve:
                 return slope, start + length - offset_mb
             start += length
         return 0.0, float('inf')
+
+    def loss_at(self, given_mb, amount_mb):
+        """Loss density of giving ``amount_mb`` more after ``given_mb``.
+
+        The current estimate, or more where an earlier measurement at a
+        smaller size covered the memory given.
+        """
+        top = self.size_mb - given_mb
+        loss = self.loss_density
+        for seen in self.seen:
+            if (seen.size_mb < top
+                    and seen.size_mb + seen.length_mb > top - amount_mb):
+                loss = max(loss, seen.density)
+        return loss
 
     def gain(self, mb):
         """MiB/s of reads saved by ``mb`` more MiB."""
@@ -141,11 +241,13 @@ def value_curve(guest, cfg, params=UtilityParams()):
                     s.used_mb + s.active_file_mb + cfg.floor_margin_mb)
     donate = guest.actual_mb - protected
     free = s.mem_available_kb / model.KB_PER_MB - s.file_lru_mb
-    # A cache that grew without a single refault has not evicted what it
-    # re-reads yet (the kernel keeps some free memory below its
-    # watermarks, so "free" alone misses the last few hundred MiB).
-    grew = s.file_lru_mb - guest.previous.file_lru_mb > GROWTH_MB
-    filling = free > cfg.floor_margin_mb or (grew and refault == 0)
+    # A cache that grew over the window is still filling: what it evicts
+    # now has not come back yet, so its refaults understate its value (and
+    # the kernel keeps some free memory below its watermarks, so "free"
+    # alone misses the last few hundred MiB).
+    growth = s.file_lru_mb - guest.previous.file_lru_mb
+    grew = growth > GROWTH_MB or (growth > 0 and refault == 0)
+    filling = free > cfg.floor_margin_mb or grew
     if filling:
         # The cache has not filled yet: nothing was evicted, so the refault
         # counters say nothing about what the cache is worth. Only the free
@@ -158,8 +260,29 @@ def value_curve(guest, cfg, params=UtilityParams()):
         donate = 0
     change = s.mem_total_kb - guest.previous.mem_total_kb
     resized = 0 if abs(change) < RESIZE_KB else (1 if change > 0 else -1)
+    seen = remembered(guest, params)
+    if not filling and not resized:
+        # A clean measurement: averaged with the earlier ones at this size,
+        # it is this guest's value from now on.
+        length, density = segments[0]
+        seen = _with_seen(seen, Seen(guest.actual_mb, density, length,
+                                     s.timestamp), params)
+        mean = seen[0].density
+        segments = ((length, mean),) + tuple(
+            (rest, min(slope, mean)) for rest, slope in segments[1:])
     return ValueCurve(segments, segments[0][1], max(0, int(donate)),
-                      resized, filling)
+                      resized, filling, guest.actual_mb, seen)
+
+
+def _with_seen(seen, new, params):
+    """``seen`` with ``new`` first, merged with the one at its size."""
+    kept = [new]
+    for old in seen:
+        if abs(old.size_mb - new.size_mb) < params.granule_mb:
+            kept[0] = old.merged(new)
+        else:
+            kept.append(old)
+    return tuple(kept[:MAX_SEEN])
 
 
 def _moves(host, cfg, params, curves):
@@ -189,15 +312,19 @@ def _moves(host, cfg, params, curves):
         for u in order:
             d = delta[u]
             if u != taker and d <= 0 and down[u] + d >= g_mb:
-                if donor is None or curves[u].loss_density < loss:
-                    donor, loss, d_room = u, curves[u].loss_density, \
-                        down[u] + d
+                u_loss = curves[u].loss_at(-d, g_mb)
+                if donor is None or u_loss < loss:
+                    donor, loss, d_room = u, u_loss, down[u] + d
         if taker is None or donor is None:
             break
-        if gain - loss <= threshold:
+        if gain - loss * (1 + params.value_band) <= threshold:
             break
         amount = min(t_room, d_room, max(t_seg, g_mb))
         amount -= amount % g_mb
+        # Only as far as the donor's loss stays what was priced.
+        while (amount > g_mb and curves[donor].loss_at(
+                -delta[donor], amount) > loss):
+            amount -= g_mb
         saved += curves[taker].gain(delta[taker] + amount) \
             - curves[taker].gain(delta[taker]) - amount * loss
         delta[taker] += amount
@@ -229,12 +356,19 @@ def _tie_break(host, cfg, params, curves):
             if curves[d.instance].filling:
                 return None
             gain = curves[t.instance].density_at(0)[0]
-            if gain < curves[d.instance].loss_density - threshold:
+            loss = curves[d.instance].loss_at(0, d.current_mb - d.target_mb)
+            if gain < loss * (1 - params.value_band) - threshold:
                 return None
     steps.moves = [dataclasses.replace(
         m, reason='utility, a tie broken by %s' % m.reason)
         for m in steps.moves]
     return steps
+
+
+def _remember(curves):
+    """Policy state: each guest's measurements, this cycle's included."""
+    return {uuid: {STATE_KEY: {'seen': [s.to_list() for s in c.seen]}}
+            for uuid, c in curves.items()}
 
 
 def plan(host: model.HostView, cfg: guards.GuardConfig,
@@ -244,10 +378,12 @@ def plan(host: model.HostView, cfg: guards.GuardConfig,
         curve = value_curve(g, cfg, params)
         if curve is not None:
             curves[g.uuid] = curve
+    states = _remember(curves)
     delta, saved = _moves(host, cfg, params, curves)
     if not any(delta.values()):
         tie = _tie_break(host, cfg, params, curves)
         if tie is not None:
+            tie.policy_state = states
             return tie
     proposals = {}
     for uuid, d in delta.items():
@@ -260,4 +396,5 @@ def plan(host: model.HostView, cfg: guards.GuardConfig,
                 % (density, 'gets' if d > 0 else 'gives', abs(d)))
     result = model.Plan(host.name, moves=guards.finalize(host, proposals, cfg))
     result.predicted_reads_avoided_mb_s = max(0.0, saved)
+    result.policy_state = states
     return result

@@ -75,13 +75,18 @@ class InvalidGuardConfig(exception.Invalid):
     msg_fmt = 'Invalid [watcher_cams_guards] configuration: %(reason)s'
 
 
-def value_properties(what):
-    """Schema of the utility-mode parameters shared by memory strategies."""
+def value_properties(what, defaults):
+    """Schema of the utility-mode parameters shared by memory strategies.
+
+    ``defaults`` is the policy's parameter dataclass instance.
+    """
     return {
-        'granule_mb': {'type': 'integer', 'minimum': 1, 'default': 64,
+        'granule_mb': {'type': 'integer', 'minimum': 1,
+                       'default': defaults.granule_mb,
                        'description': 'utility mode: unit of memory %s '
                                       '(MiB).' % what},
-        'min_value': {'type': 'number', 'minimum': 0, 'default': 0.05,
+        'min_value': {'type': 'number', 'minimum': 0,
+                      'default': defaults.min_value,
                       'description': 'utility mode: least disk reads saved '
                                      '(MiB/s per GiB) worth giving memory.'},
     }
@@ -163,7 +168,20 @@ class CamsStrategy(rpcapi.UsesAgent, base.BaseStrategy,
             self.add_plan_actions(plan)
 
     def after_plan(self, host, node, plan):
-        """Hook run once per host after planning (e.g. persist state)."""
+        """Persist what the policy keeps per guest across cycles.
+
+        The state lives with the agent, so it survives decision-engine
+        restarts and follows the host's guests. It is saved at planning
+        time: a policy's state records what it measured, which holds
+        whether or not the plan is applied.
+        """
+        if not plan.policy_state:
+            return
+        try:
+            self.agent.save_policy_state(host.name, plan.policy_state)
+        except (rpcapi.AgentUnreachable, rpcapi.AgentError) as exc:
+            LOG.warning('%s: policy state of %s not saved (%s); the next '
+                        'cycle plans without it', self.NAME, host.name, exc)
 
     def post_execute(self):
         self.solution.set_efficacy_indicators(**self.indicators())

@@ -17,7 +17,10 @@ class CacheAwareBalloon(base.MemoryStrategy):
     does. ``mode=paper`` reproduces CAMS: fixed steps from the guest with
     the lowest cache utilization (Active(file) over the file LRU) to the
     highest. ``mode=utility`` estimates each guest's marginal value of memory
-    from its refault counters and moves memory toward equal marginal value.
+    from its refault counters and moves memory toward equal marginal value;
+    it keeps each guest's measured values, per size, in the agent's policy
+    state, so that shrinking a guest back over memory it was seen to use
+    is priced at what was measured there.
 
     *Requirements*
 
@@ -60,7 +63,18 @@ class CacheAwareBalloon(base.MemoryStrategy):
                                 'description': 'utility mode: guests with '
                                                'memory PSI some avg10 at or '
                                                'above this never give.'},
-                **base.value_properties('moved'),
+                'value_band': {'type': 'number', 'minimum': 0,
+                               'maximum': 0.99,
+                               'default': utility.UtilityParams.value_band,
+                               'description': 'utility mode: share by which '
+                                              'the gain must beat the loss '
+                                              '(the counters are noisy).'},
+                'memory_s': {'type': 'number', 'minimum': 0,
+                             'default': utility.UtilityParams.memory_s,
+                             'description': 'utility mode: seconds a '
+                                            'guest\'s measured value at a '
+                                            'size is remembered.'},
+                **base.value_properties('moved', utility.UtilityParams()),
             },
             'additionalProperties': False,
         }
@@ -79,7 +93,9 @@ class CacheAwareBalloon(base.MemoryStrategy):
         return base.check_params(
             utility.UtilityParams, granule_mb=self.param('granule_mb'),
             min_value=self.param('min_value'),
-            psi_protect=self.param('psi_protect'))
+            psi_protect=self.param('psi_protect'),
+            value_band=self.param('value_band'),
+            memory_s=self.param('memory_s'))
 
     def plan_host(self, host, node, params, cfg):
         if isinstance(params, cams.CamsParams):

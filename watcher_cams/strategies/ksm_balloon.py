@@ -38,7 +38,7 @@ class KsmBalloon(base.MemoryStrategy):
                          'default': ksm.PAPER,
                          'description': 'paper: equal shares; utility: by '
                                         'marginal value.'},
-                **base.value_properties('handed out'),
+                **base.value_properties('handed out', ksm.KsmParams()),
             },
             'additionalProperties': False,
         }

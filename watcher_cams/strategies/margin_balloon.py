@@ -1,12 +1,7 @@
 """Strategy ``margin_balloon``: size guests by Committed_AS plus a margin."""
 
-from oslo_log import log
-
 from watcher_cams.policy import margin
-from watcher_cams import rpcapi
 from watcher_cams.strategies import base
-
-LOG = log.getLogger(__name__)
 
 
 class MarginBalloon(base.MemoryStrategy):
@@ -57,13 +52,3 @@ class MarginBalloon(base.MemoryStrategy):
 
     def plan_host(self, host, node, params, cfg):
         return margin.plan(host, cfg, params, state_key=self.STATE_KEY)
-
-    def after_plan(self, host, node, plan):
-        # The controller's memory lives with the agent, so it survives
-        # decision-engine restarts and follows the host's guests.
-        try:
-            self.agent.save_policy_state(host.name, plan.policy_state)
-        except (rpcapi.AgentUnreachable, rpcapi.AgentError) as exc:
-            LOG.warning('%s: controller state of %s not saved (%s); the '
-                        'next cycle repeats this step', self.NAME,
-                        host.name, exc)

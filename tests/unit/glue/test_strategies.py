@@ -68,6 +68,20 @@ class TestCacheAwareBalloon(StrategyTestCase):
             self.assertEqual(2, names['instances_changed'])
             self.assertGreater(names['memory_moved_mb'], 0)
 
+    def test_utility_measurements_saved_with_the_agent(self):
+        agent = fakes.FakeAgent(self.reports)
+        self.strategy('cache_aware_balloon', {'mode': 'utility'},
+                      agent=agent).execute()
+        saved = agent.saved['cmp-a']
+        self.assertEqual({self.example.VM1, self.example.VM2}, set(saved))
+        [seen] = saved[self.example.VM1]['utility']['seen']
+        self.assertEqual(3840, seen[0])
+        # Paper mode keeps nothing.
+        agent = fakes.FakeAgent(self.reports)
+        self.strategy('cache_aware_balloon', {'mode': 'paper'},
+                      agent=agent).execute()
+        self.assertEqual({}, agent.saved)
+
     def test_selector_finds_the_default_for_the_goal(self):
         s = selection.DefaultStrategySelector(goal_name=self.goal).select()
         self.assertIsInstance(s, cams_base.MemoryStrategy)

@@ -45,7 +45,7 @@ class TestParameters(testtools.TestCase):
         exp = rg.Experiment()
         cmd = rg.reader_command(exp.guests[0], exp, 7)
         self.assertIn('cams-reader hotcold /lab/data -b 64', cmd)
-        self.assertIn('-n %d -r 100 -s 7' % exp.reads, cmd)
+        self.assertIn('-n %d -r 100 -P 0.9 -s 7' % exp.reads, cmd)
         self.assertTrue(cmd.rstrip().endswith('&'))
 
     def test_bad_experiments_are_refused_with_the_reason(self):
@@ -62,6 +62,8 @@ class TestParameters(testtools.TestCase):
             ({'measure_from_s': 600}, 'measure_from_s'),
             ({'cycle_s': 1}, 'cycle_s'),
             ({'domain_type': 'xen'}, 'domain_type'),
+            ({'hot_prob': 1.0}, 'hot_prob'),
+            ({'hot_prob': 0}, 'hot_prob'),
         ]
         for changes, words in cases:
             exc = self.assertRaises(rg.LabError, rg.Experiment, **changes)
@@ -77,7 +79,8 @@ class TestResults(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.exp = rg.Experiment(duration_s=300, measure_from_s=150)
+        self.exp = rg.Experiment(duration_s=300, measure_from_s=150,
+                                 strategies=('static', 'utility'))
 
     def test_rows_have_whole_run_and_window_figures(self):
         rows = rg.rows(self.exp, {'static': synthetic_run('static', 0.6, 0.9),

@@ -8,6 +8,7 @@ import yaml
 from watcher_cams.cmd import lab as lab_cmd
 from watcher_cams.lab.sim import lfu as lfu_sim
 from watcher_cams.lab.sim import llc
+from watcher_cams.lab.sim import memory_scenarios as ms
 from watcher_cams.lab.sim import oracle
 from watcher_cams.lab.sim import policies
 from watcher_cams.lab.sim import simulate
@@ -326,3 +327,41 @@ class TestMarginTargets(testtools.TestCase):
             bad[key] = value
             self.assertFalse(targets.margin_checks(self.rows(bad))[which][1],
                              key)
+
+
+class TestRealLabCopy(testtools.TestCase):
+    """The simulated real-guest lab is the real one's experiment."""
+
+    def test_spec_follows_the_real_lab_defaults(self):
+        from watcher_cams.lab import real_guests
+        exp = real_guests.Experiment()
+        spec = spec_mod.validate(ms.real_lab_spec(exp.hot_prob))
+        self.assertEqual(exp.block_kib, spec['block_kb'])
+        self.assertEqual(exp.cycle_s, spec['cycle_s'])
+        self.assertEqual(exp.duration_s, spec['duration_s'])
+        self.assertEqual(exp.measure_from_s, spec['warmup_s'])
+        self.assertEqual(exp.budget_mb, spec['host']['ram_mb']
+                         - spec['host']['reserved_mb'])
+        for real, sim in zip(exp.guests, spec['guests']):
+            self.assertEqual((real.max_mb, real.boot_mb),
+                             (sim['max_mb'], sim['size_mb']))
+            phase = sim['phases'][0]
+            self.assertEqual(exp.data_mb, phase['range_mb'])
+            self.assertAlmostEqual(exp.reads_per_s * exp.block_kib / 1024,
+                                   phase['rate_mb_s'])
+        self.assertIn(exp.hot_prob, ms.REAL_LAB_HOT_PROBS)
+        self.assertEqual(exp.hot_prob,
+                         spec['guests'][0]['phases'][0]['hot_share'])
+
+    def test_target_reads_the_hot_cold_guest(self):
+        def row(strategy, miss):
+            return {'scenario': 'real-lab', 'point': '90%',
+                    'strategy': strategy, 'guests': {
+                        'hotcold': {'io_reduction': 1 - miss}}}
+        rows = [row('static', 0.4), row('utility', 0.2), row('oracle', 0.1)]
+        [(name, ok, detail)] = targets.real_lab_checks(rows)
+        self.assertTrue(ok, detail)
+        self.assertIn('utility 2.00x', detail)
+        rows[1] = row('utility', 0.25)
+        self.assertFalse(targets.real_lab_checks(rows)[0][1])
+        self.assertEqual([], targets.real_lab_checks(rows[1:]))

@@ -26,6 +26,15 @@ def run_cycles(mode, cycles=30):
     return cycles, ex
 
 
+def shrunk_by(guest, mb):
+    """``guest`` whose balloon took ``mb`` MiB within the rate window."""
+    before = dataclasses.replace(
+        guest.previous,
+        mem_total_kb=guest.previous.mem_total_kb + mb * 1024,
+        mem_available_kb=guest.previous.mem_available_kb + mb * 1024)
+    return dataclasses.replace(guest, previous=before)
+
+
 class TestValueCurve(testtools.TestCase):
     def test_no_rates_without_previous_sample(self):
         g = model.GuestView(uuid='a', name='a', max_mb=1024, actual_mb=1024,
@@ -141,13 +150,6 @@ class TestUtilityPlan(testtools.TestCase):
         self.assertEqual([], plan.moves)
 
     def test_a_resize_is_not_reversed_while_it_echoes(self):
-        def shrunk_by(guest, mb):
-            before = dataclasses.replace(
-                guest.previous,
-                mem_total_kb=guest.previous.mem_total_kb + mb * 1024,
-                mem_available_kb=guest.previous.mem_available_kb + mb * 1024)
-            return dataclasses.replace(guest, previous=before)
-
         # The donor of last cycle refaults what it gave; it looks valuable
         # but does not get the memory straight back.
         echo = factory.guest(1, read_mb_s=2.0,
@@ -177,3 +179,100 @@ class TestUtilityPlan(testtools.TestCase):
                                                         PaperExample.VM1]
         self.assertLess(u_ex.disk_read_mb_s()[u_ex.VM1], start)
         self.assertLess(p_ex.disk_read_mb_s()[p_ex.VM1], start)
+
+
+def remembering(g, *entries):
+    """``g`` with ``entries`` as its utility measurements."""
+    return dataclasses.replace(g, policy_state={
+        utility.STATE_KEY: {'seen': [list(e) for e in entries]}})
+
+
+class TestMeasurementMemory(testtools.TestCase):
+    """Measurements kept per size in the guests' policy state."""
+
+    def setUp(self):
+        super().setUp()
+        # 1.7 MiB/s per GiB against 0.11: memory moves to the taker.
+        self.taker = factory.guest(1, read_mb_s=2.0,
+                                   refault_s=factory.pages_s(2.0),
+                                   activate_s=factory.pages_s(1.5))
+        self.donor = factory.guest(2, read_mb_s=0.5,
+                                   refault_s=factory.pages_s(0.3),
+                                   activate_s=factory.pages_s(0.1))
+        self.now = self.donor.sample.timestamp
+
+    def deltas(self, donor):
+        plan = utility.plan(factory.host([self.taker, donor]), CFG)
+        return {m.instance: m.delta_mb for m in plan.moves}
+
+    def test_memory_seen_worth_more_below_is_not_given_back(self):
+        self.assertLess(self.deltas(self.donor)[self.donor.uuid], 0)
+        # At 1920 MiB the next 400 MiB were worth 4 MiB/s per GiB: the
+        # donor's last 128 MiB are worth that, not today's 0.11.
+        knee = remembering(self.donor, (1920, 4.0, 400, self.now - 60, 3))
+        self.assertEqual({}, self.deltas(knee))
+        # A measurement whose range ends below what would be given says
+        # nothing about it.
+        below = remembering(self.donor, (1024, 4.0, 400, self.now - 60, 3))
+        self.assertLess(self.deltas(below)[self.donor.uuid], 0)
+
+    def test_a_move_stops_where_remembered_value_begins(self):
+        # Memory down to 1792 MiB is cheap; below it was seen worth more.
+        knee = remembering(self.donor, (1600, 4.0, 192, self.now - 60, 3))
+        self.assertEqual(-256, self.deltas(knee)[self.donor.uuid])
+
+    def test_old_or_corrupt_measurements_are_ignored(self):
+        for entries in [((1920, 4.0, 400, self.now - 1801, 3),),
+                        ((1920, 4.0, 400, self.now + 60, 3),),
+                        (('x',), (1920, 'many', 400, self.now, 3),
+                         (-5, 4.0, 400, self.now, 3),
+                         (1920, 4.0, 0, self.now, 3),
+                         (1920, float('nan'), 400, self.now, 3),
+                         (1920, 4.0, 400, self.now, 0))]:
+            donor = remembering(self.donor, *entries)
+            self.assertEqual((), utility.remembered(donor,
+                                                    utility.UtilityParams()))
+            self.assertLess(self.deltas(donor)[self.donor.uuid], 0)
+        for state in ('junk', {'seen': 'junk'}, {'seen': None}):
+            donor = dataclasses.replace(
+                self.donor, policy_state={utility.STATE_KEY: state})
+            self.assertLess(self.deltas(donor)[self.donor.uuid], 0)
+
+    def test_measurements_at_one_size_are_averaged(self):
+        # One window's 0.11 MiB/s per GiB joins three earlier 1.0s.
+        donor = remembering(self.donor, (2048, 1.0, 896, self.now - 60, 3),
+                            (1536, 2.0, 700, self.now - 600, 1))
+        curve = utility.value_curve(donor, CFG)
+        mean = (3 * 1.0 + 0.1 / 896 * 1024) / 4
+        self.assertAlmostEqual(mean, curve.segments[0][1] * 1024, places=3)
+        plan = utility.plan(factory.host([self.taker, donor]), CFG)
+        [latest, other] = plan.policy_state[donor.uuid][
+            utility.STATE_KEY]['seen']
+        self.assertEqual([2048, round(mean, 4), 896.0, self.now, 4],
+                         latest)
+        self.assertEqual([1536, 2.0, 700.0, self.now - 600, 1], other)
+        # The mean weighs at most MAX_COUNT measurements.
+        many = remembering(self.donor, (2048, 1.0, 896, self.now - 60, 500))
+        [latest] = utility.plan(factory.host([self.taker, many]), CFG
+                                ).policy_state[many.uuid][
+            utility.STATE_KEY]['seen']
+        self.assertEqual(utility.MAX_COUNT + 1, latest[4])
+
+    def test_no_measurement_while_filling_or_resized(self):
+        old = (1536, 2.0, 700, self.now - 600, 1)
+        filling = remembering(factory.guest(2, active_mb=0, inactive_mb=100),
+                              old)
+        resized = remembering(shrunk_by(self.donor, 256), old)
+        for guest in (filling, resized):
+            plan = utility.plan(factory.host([self.taker, guest]), CFG)
+            self.assertEqual([list(old[:4]) + [1]], plan.policy_state[
+                guest.uuid][utility.STATE_KEY]['seen'])
+
+    def test_kept_per_size_and_bounded(self):
+        entries = [(512 + 64 * i, 1.0, 100, self.now - i, 1)
+                   for i in range(20)]
+        plan = utility.plan(factory.host(
+            [self.taker, remembering(self.donor, *entries)]), CFG)
+        seen = plan.policy_state[self.donor.uuid][utility.STATE_KEY]['seen']
+        self.assertEqual(utility.MAX_SEEN, len(seen))
+        self.assertEqual(2048, seen[0][0])

@@ -143,3 +143,33 @@ def ksm_paper(point, strategy):
         return {'throughput_gain_of_ksm_alone':
                 0.15 if point['tenancy'] == 'single' else 0.22}
     return None
+
+
+# The real-guest lab (``watcher-cams-lab guests``) in the simulator: the same
+# sizes, data file, block size, pace and audit cycle, so that the simulator
+# can be held against real guests. Points: the hot/cold reader's share of
+# reads on the hot fifth of the data.
+REAL_LAB_HOT_PROBS = (0.8, 0.9)
+REAL_LAB_SCALE = ('as the real-guest lab: 64 KiB blocks, one 3 GiB data '
+                  'file per guest, two guests of 640 MiB (flavor 1280 MiB) '
+                  'using about 170 MiB each, 100 reads/s, audit every 30 s, '
+                  '600 s measured from 360 s')
+
+
+def real_lab_spec(hot_prob, data_mb=3072, reads_per_s=100, block_kb=64):
+    rate = reads_per_s * block_kb / KB
+    mem = {'committed_mb': 170, 'used_mb': 170}
+    vm = {'max_mb': 1280, 'size_mb': 640}
+    return {
+        'name': 'real-lab-%d' % round(hot_prob * 100), 'block_kb': block_kb,
+        'cycle_s': 30, 'rate_window_s': 30, 'duration_s': 600,
+        'warmup_s': 360,
+        'host': {'ram_mb': 1280 + 512, 'reserved_mb': 512},
+        'guests': [
+            dict(vm, name='hotcold', phases=[dict(
+                mem, pattern='hot_cold', range_mb=data_mb, rate_mb_s=rate,
+                hot_fraction=0.2, hot_share=hot_prob)]),
+            dict(vm, name='random', phases=[dict(
+                mem, pattern='uniform', range_mb=data_mb, rate_mb_s=rate)]),
+        ],
+    }

@@ -22,7 +22,7 @@ def cams_checks(rows, scenario):
     for p in points:
         u, c, o = by[(p, 'utility')], by[(p, 'cams-paper')], by[(p, 'oracle')]
         if u['disk_read_bytes'] > c['disk_read_bytes']:
-            worse.append('%s (+%.2f%%)' % (p, 100 * (
+            worse.append('%s (+%.3f%%)' % (p, 100 * (
                 u['disk_read_bytes'] / c['disk_read_bytes'] - 1)))
         ratio = u['disk_read_bytes'] / o['disk_read_bytes']
         if ratio > TOLERANCE_ORACLE:
@@ -99,6 +99,22 @@ def margin_checks(rows, scenario='balloon-controller'):
     return checks
 
 
+def real_lab_checks(rows, scenario='real-lab'):
+    """The real-guest lab's target on its simulated copy (90% point)."""
+    by = experiment.by_point(rows, scenario)
+    if ('90%', 'static') not in by:
+        return []
+    miss = {s: 1 - by[('90%', s)]['guests']['hotcold']['io_reduction']
+            for s in ('static', 'cams-paper', 'utility', 'oracle')
+            if ('90%', s) in by}
+    factors = {s: miss['static'] / m if m else float('inf')
+               for s, m in miss.items()}
+    return [('real-lab: the hot/cold guest reads >= 2x less than static '
+             '(utility, 90% hot share)', factors.get('utility', 0) >= 2.0,
+             ', '.join('%s %.2fx' % (s, f) for s, f in factors.items()
+                       if s != 'static'))]
+
+
 def check(rows, timings):
     """Every applicable check; ``timings`` maps a run name to seconds."""
     scenarios = {r['scenario'] for r in rows}
@@ -107,6 +123,7 @@ def check(rows, timings):
         if name in scenarios:
             out += cams_checks(rows, name)
     out += margin_checks(rows)
+    out += real_lab_checks(rows)
     limits = {'default': 60, 'paper-grid': 600}
     for name, seconds in timings.items():
         if name in limits:
