@@ -82,6 +82,9 @@ MAX_SEEN = 8
 # A measurement at a size is the running mean of the last ones there (one
 # cycle's counters are noisy: a few refaults more or less).
 MAX_COUNT = 10
+# Measurements of disk reads this far (MiB) below what a move would reach
+# still price it.
+EMPIRICAL_REACH_MB = 256
 
 
 @dataclasses.dataclass(frozen=True)
@@ -112,28 +115,37 @@ class Seen:
     """One clean measurement of a guest's value.
 
     At ``size_mb`` the next ``length_mb`` MiB of memory were worth
-    ``density`` MiB/s per MiB.
+    ``density`` MiB/s per MiB, and the guest read ``disk_mb_s`` from disk.
     """
 
     size_mb: int
     density: float
     length_mb: float
     timestamp: float
+    disk_mb_s: float = 0.0
     # Measurements averaged into this one (at most MAX_COUNT weigh in).
     count: int = 1
 
     def to_list(self):
         return [self.size_mb, round(self.density * 1024, 4),
                 round(self.length_mb, 1), round(self.timestamp, 1),
-                self.count]
+                round(self.disk_mb_s, 4), self.count]
 
     def merged(self, newer):
         """This measurement averaged with a newer one at the same size."""
         n = min(self.count, MAX_COUNT)
-        return Seen(newer.size_mb,
-                    (self.density * n + newer.density) / (n + 1),
-                    (self.length_mb * n + newer.length_mb) / (n + 1),
-                    newer.timestamp, n + 1)
+
+        def mean(a, b):
+            return (a * n + b) / (n + 1)
+        return Seen(newer.size_mb, mean(self.density, newer.density),
+                    mean(self.length_mb, newer.length_mb), newer.timestamp,
+                    mean(self.disk_mb_s, newer.disk_mb_s), n + 1)
+
+    def slope_to(self, other):
+        """Disk reads saved per MiB between this size and ``other``'s."""
+        small, large = sorted((self, other), key=lambda s: s.size_mb)
+        return max(0.0, (small.disk_mb_s - large.disk_mb_s)
+                   / (large.size_mb - small.size_mb))
 
     @classmethod
     def from_list(cls, value):
@@ -143,13 +155,14 @@ class Seen:
         planning.
         """
         try:
-            size, per_gib, length, timestamp, count = value
+            size, per_gib, length, timestamp, disk, count = value
             seen = cls(int(size), float(per_gib) / 1024, float(length),
-                       float(timestamp), int(count))
+                       float(timestamp), float(disk), int(count))
         except (TypeError, ValueError):
             return None
         if (seen.size_mb <= 0 or not 0 <= seen.density < float('inf')
                 or not 0 < seen.length_mb < float('inf')
+                or not 0 <= seen.disk_mb_s < float('inf')
                 or seen.count < 1):
             return None
         return seen
@@ -200,11 +213,23 @@ class ValueCurve:
         """
         top = self.size_mb - given_mb
         loss = self.loss_density
+        here = self.here
         for seen in self.seen:
             if (seen.size_mb < top
                     and seen.size_mb + seen.length_mb > top - amount_mb):
                 loss = max(loss, seen.density)
+            if here is not None and seen.size_mb < self.size_mb and (
+                    seen.size_mb >= top - amount_mb - EMPIRICAL_REACH_MB):
+                # The guest's own disk reads, measured at both sizes.
+                loss = max(loss, seen.slope_to(here))
         return loss
+
+    @property
+    def here(self):
+        """The measurement at the current size, if there is one."""
+        if self.seen and self.seen[0].size_mb == self.size_mb:
+            return self.seen[0]
+        return None
 
     def gain(self, mb):
         """MiB/s of reads saved by ``mb`` more MiB."""
@@ -266,10 +291,19 @@ def value_curve(guest, cfg, params=UtilityParams()):
         # it is this guest's value from now on.
         length, density = segments[0]
         seen = _with_seen(seen, Seen(guest.actual_mb, density, length,
-                                     s.timestamp), params)
+                                     s.timestamp, disk), params)
         mean = seen[0].density
         segments = ((length, mean),) + tuple(
             (rest, min(slope, mean)) for rest, slope in segments[1:])
+        # Where the guest was measured larger, its own disk reads there
+        # tell what the memory in between saved.
+        above = [x for x in seen[1:] if x.size_mb > guest.actual_mb]
+        if above:
+            nearest = min(above, key=lambda x: x.size_mb)
+            slope = seen[0].slope_to(nearest)
+            reach = nearest.size_mb - guest.actual_mb
+            if slope > segments[0][1]:
+                segments = ((reach, slope),) + segments
     return ValueCurve(segments, segments[0][1], max(0, int(donate)),
                       resized, filling, guest.actual_mb, seen)
 

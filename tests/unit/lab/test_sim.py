@@ -365,3 +365,17 @@ class TestRealLabCopy(testtools.TestCase):
         rows[1] = row('utility', 0.25)
         self.assertFalse(targets.real_lab_checks(rows)[0][1])
         self.assertEqual([], targets.real_lab_checks(rows[1:]))
+
+    def test_shadow_entries_for_more_cache_sizes_see_more_refaults(self):
+        # vm2 reads uniformly over 64 GiB: with shadow entries for eight
+        # cache sizes of evictions, far more of its misses are refaults.
+        refaults = {}
+        for factor in (1, 8):
+            spec = small_spec(host={'ram_mb': 2048, 'reserved_mb': 256,
+                                    'shadow_factor': factor})
+            host = spec_mod.build_host(spec)
+            self.assertEqual(factor, host.guests[1].cache.shadow_factor)
+            host.step(600)
+            refaults[factor] = host.guests[1].cache.refaults
+        self.assertGreater(refaults[8], 2 * refaults[1])
+        self.assertEqual(1.0, small_spec()['host']['shadow_factor'])

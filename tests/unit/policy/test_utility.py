@@ -201,34 +201,61 @@ class TestMeasurementMemory(testtools.TestCase):
                                    activate_s=factory.pages_s(0.1))
         self.now = self.donor.sample.timestamp
 
-    def deltas(self, donor):
-        plan = utility.plan(factory.host([self.taker, donor]), CFG)
+    def seen(self, size, per_gib, length, age=60, disk=0.0, count=3):
+        """A stored measurement, as the policy state holds it."""
+        return (size, per_gib, length, self.now - age, disk, count)
+
+    def deltas(self, donor, taker=None):
+        plan = utility.plan(factory.host([taker or self.taker, donor]), CFG)
         return {m.instance: m.delta_mb for m in plan.moves}
 
     def test_memory_seen_worth_more_below_is_not_given_back(self):
         self.assertLess(self.deltas(self.donor)[self.donor.uuid], 0)
         # At 1920 MiB the next 400 MiB were worth 4 MiB/s per GiB: the
         # donor's last 128 MiB are worth that, not today's 0.11.
-        knee = remembering(self.donor, (1920, 4.0, 400, self.now - 60, 3))
+        knee = remembering(self.donor, self.seen(1920, 4.0, 400))
         self.assertEqual({}, self.deltas(knee))
         # A measurement whose range ends below what would be given says
         # nothing about it.
-        below = remembering(self.donor, (1024, 4.0, 400, self.now - 60, 3))
+        below = remembering(self.donor, self.seen(1024, 4.0, 400))
         self.assertLess(self.deltas(below)[self.donor.uuid], 0)
 
     def test_a_move_stops_where_remembered_value_begins(self):
         # Memory down to 1792 MiB is cheap; below it was seen worth more.
-        knee = remembering(self.donor, (1600, 4.0, 192, self.now - 60, 3))
+        knee = remembering(self.donor, self.seen(1600, 4.0, 192))
         self.assertEqual(-256, self.deltas(knee)[self.donor.uuid])
 
+    def test_disk_reads_measured_smaller_price_the_memory_given(self):
+        # At 1792 MiB the donor read 1.0 MiB/s more than now (0.5): the
+        # 256 MiB in between saved 4 MiB/s per GiB.
+        smaller = remembering(self.donor, self.seen(1792, 0.0, 64, disk=1.5))
+        self.assertEqual({}, self.deltas(smaller))
+        # Measured as cheap there, the memory goes.
+        cheap = remembering(self.donor, self.seen(1792, 0.0, 64, disk=0.52))
+        self.assertLess(self.deltas(cheap)[self.donor.uuid], 0)
+
+    def test_disk_reads_measured_larger_make_a_taker(self):
+        # Its counters value it like the donor (0.11 MiB/s per GiB):
+        # nothing moves...
+        taker = factory.guest(1, read_mb_s=2.0,
+                              refault_s=factory.pages_s(0.1),
+                              activate_s=factory.pages_s(0.1))
+        self.assertEqual({}, self.deltas(self.donor, taker))
+        # ...but at 2304 MiB it read 0.5 MiB/s less: 2 MiB/s per GiB.
+        was_larger = remembering(taker, self.seen(2304, 0.0, 64, disk=1.5))
+        self.assertGreater(
+            self.deltas(self.donor, was_larger)[was_larger.uuid], 0)
+
     def test_old_or_corrupt_measurements_are_ignored(self):
-        for entries in [((1920, 4.0, 400, self.now - 1801, 3),),
-                        ((1920, 4.0, 400, self.now + 60, 3),),
-                        (('x',), (1920, 'many', 400, self.now, 3),
-                         (-5, 4.0, 400, self.now, 3),
-                         (1920, 4.0, 0, self.now, 3),
-                         (1920, float('nan'), 400, self.now, 3),
-                         (1920, 4.0, 400, self.now, 0))]:
+        for entries in [(self.seen(1920, 4.0, 400, age=1801),),
+                        (self.seen(1920, 4.0, 400, age=-60),),
+                        (('x',), (1920, 'many', 400, self.now, 0.0, 3),
+                         self.seen(-5, 4.0, 400),
+                         self.seen(1920, 4.0, 0),
+                         self.seen(1920, float('nan'), 400),
+                         self.seen(1920, 4.0, 400, disk=float('inf')),
+                         self.seen(1920, 4.0, 400, count=0),
+                         self.seen(1920, 4.0, 400)[:5])]:
             donor = remembering(self.donor, *entries)
             self.assertEqual((), utility.remembered(donor,
                                                     utility.UtilityParams()))
@@ -240,36 +267,36 @@ class TestMeasurementMemory(testtools.TestCase):
 
     def test_measurements_at_one_size_are_averaged(self):
         # One window's 0.11 MiB/s per GiB joins three earlier 1.0s.
-        donor = remembering(self.donor, (2048, 1.0, 896, self.now - 60, 3),
-                            (1536, 2.0, 700, self.now - 600, 1))
+        donor = remembering(self.donor, self.seen(2048, 1.0, 896),
+                            self.seen(1536, 2.0, 700, age=600, count=1))
         curve = utility.value_curve(donor, CFG)
         mean = (3 * 1.0 + 0.1 / 896 * 1024) / 4
         self.assertAlmostEqual(mean, curve.segments[0][1] * 1024, places=3)
         plan = utility.plan(factory.host([self.taker, donor]), CFG)
         [latest, other] = plan.policy_state[donor.uuid][
             utility.STATE_KEY]['seen']
-        self.assertEqual([2048, round(mean, 4), 896.0, self.now, 4],
-                         latest)
-        self.assertEqual([1536, 2.0, 700.0, self.now - 600, 1], other)
+        self.assertEqual([2048, round(mean, 4), 896.0, self.now,
+                          0.125, 4], latest)
+        self.assertEqual([1536, 2.0, 700.0, self.now - 600, 0.0, 1], other)
         # The mean weighs at most MAX_COUNT measurements.
-        many = remembering(self.donor, (2048, 1.0, 896, self.now - 60, 500))
+        many = remembering(self.donor, self.seen(2048, 1.0, 896, count=500))
         [latest] = utility.plan(factory.host([self.taker, many]), CFG
                                 ).policy_state[many.uuid][
             utility.STATE_KEY]['seen']
-        self.assertEqual(utility.MAX_COUNT + 1, latest[4])
+        self.assertEqual(utility.MAX_COUNT + 1, latest[5])
 
     def test_no_measurement_while_filling_or_resized(self):
-        old = (1536, 2.0, 700, self.now - 600, 1)
+        old = self.seen(1536, 2.0, 700, age=600, count=1)
         filling = remembering(factory.guest(2, active_mb=0, inactive_mb=100),
                               old)
         resized = remembering(shrunk_by(self.donor, 256), old)
         for guest in (filling, resized):
             plan = utility.plan(factory.host([self.taker, guest]), CFG)
-            self.assertEqual([list(old[:4]) + [1]], plan.policy_state[
+            self.assertEqual([list(old)], plan.policy_state[
                 guest.uuid][utility.STATE_KEY]['seen'])
 
     def test_kept_per_size_and_bounded(self):
-        entries = [(512 + 64 * i, 1.0, 100, self.now - i, 1)
+        entries = [self.seen(512 + 64 * i, 1.0, 100, age=i, count=1)
                    for i in range(20)]
         plan = utility.plan(factory.host(
             [self.taker, remembering(self.donor, *entries)]), CFG)

@@ -8,7 +8,9 @@ A spec (JSON or YAML) describes one host and its guests::
     rate_window_s: 20       # the agent's min_rate_interval (default cycle_s)
     duration_s: 3600
     warmup_s: 1200          # not measured
-    host: {ram_mb: 8192, reserved_mb: 512, host_cache_mb: 0}
+    host: {ram_mb: 8192, reserved_mb: 512, host_cache_mb: 0,
+           shadow_factor: 1}  # guests keep shadow entries for this many
+                              # cache sizes of evictions
     ksm: {ramp_s: 300}      # optional: content in shared_mb gets merged
     guests:
       - name: vm1
@@ -32,6 +34,7 @@ import uuid as uuid_mod
 
 import yaml
 
+from watcher_cams.lab.sim import cache as cache_mod
 from watcher_cams.lab.sim import host as host_mod
 from watcher_cams.lab.sim import workloads
 
@@ -109,6 +112,8 @@ def validate(spec):
         'host_cache_mb': _number(host, 'host_cache_mb', what + ' host', 0,
                                  0, True),
         'disk_mb_s': _number(host, 'disk_mb_s', what + ' host', 200.0, 1),
+        'shadow_factor': _number(host, 'shadow_factor', what + ' host', 1.0,
+                                 0.1),
     }
     ksm = spec.get('ksm')
     if ksm is not None:
@@ -211,6 +216,10 @@ def guest_uuid(spec_name, guest_name):
 
 def build_guest(spec, g, size_mb=None, cache=None):
     phases = [_phase(p, spec['block_kb']) for p in g['phases']]
+    if cache is None:
+        cache = cache_mod.LinuxCache(
+            0, block_gib=spec['block_kb'] / (KB * KB),
+            shadow_factor=spec['host']['shadow_factor'])
     return host_mod.SimGuest(
         guest_uuid(spec['name'], g['name']), g['name'], g['max_mb'],
         g['size_mb'] if size_mb is None else size_mb,
