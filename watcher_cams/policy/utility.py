@@ -60,8 +60,12 @@ loss for shrinking. Each clean measurement (no resize echo, cache not
 filling) is kept in the guest's policy state: at that size, the next
 segment was worth that much. Shrinking a guest back over a range an earlier
 measurement covered costs at least what was measured there, for
-``memory_s``. And since the counters are noisy, memory moves only when the
-gain beats the loss by ``value_band`` (relative) and ``min_value``.
+``memory_s``. The guest's disk read rate is kept with each measurement:
+the rates at two sizes price the memory in between without any model
+(what the guest read more when smaller is the loss of taking memory from
+it, what it read less when larger the gain of giving it back). And since
+the counters are noisy, memory moves only when the gain beats the loss by
+``value_band`` (relative) and ``min_value``.
 """
 
 import dataclasses
@@ -209,7 +213,8 @@ class ValueCurve:
         """Loss density of giving ``amount_mb`` more after ``given_mb``.
 
         The current estimate, or more where an earlier measurement at a
-        smaller size covered the memory given.
+        smaller size covered the memory given, or where the disk reads
+        measured at a smaller size say so.
         """
         top = self.size_mb - given_mb
         loss = self.loss_density
