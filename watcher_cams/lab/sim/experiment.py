@@ -53,6 +53,11 @@ def vm1_io_reduction(r):
     return r['guests']['vm1']['io_reduction'] if r else None
 
 
+def hotcold_miss(r):
+    """The real-lab hot/cold guest's disk over its reads (None: no row)."""
+    return 1 - r['guests']['hotcold']['io_reduction'] if r else None
+
+
 def memory_row(scenario, point, label, app, disk, paper, **extra):
     """A results row from per-guest application and disk KiB."""
     app_kb, disk_kb = sum(app.values()), sum(disk.values())

@@ -168,19 +168,14 @@ class RealLabScenario(MemoryScenario):
                                    for s in self.strategies]
         out = []
         for p in self.points:
-            static = real_lab_miss(by.get((p.label, 'static')))
+            static = experiment.hotcold_miss(by.get((p.label, 'static')))
             cells = [p.label]
             for s in self.strategies:
-                miss = real_lab_miss(by.get((p.label, s)))
+                miss = experiment.hotcold_miss(by.get((p.label, s)))
                 cells.append('-' if miss is None else '%.3f (%.2fx)' % (
                     miss, static / miss if miss else float('inf')))
             out.append(cells)
         return headers, out
-
-
-def real_lab_miss(r):
-    """The hot/cold guest's disk reads over its reads (None: no row)."""
-    return 1 - r['guests']['hotcold']['io_reduction'] if r else None
 
 
 def real_lab():

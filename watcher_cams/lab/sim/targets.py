@@ -104,7 +104,7 @@ def real_lab_checks(rows, scenario='real-lab'):
     by = experiment.by_point(rows, scenario)
     if ('90%', 'static') not in by:
         return []
-    miss = {s: 1 - by[('90%', s)]['guests']['hotcold']['io_reduction']
+    miss = {s: experiment.hotcold_miss(by[('90%', s)])
             for s in ('static', 'cams-paper', 'utility', 'oracle')
             if ('90%', s) in by}
     factors = {s: miss['static'] / m if m else float('inf')
