@@ -322,6 +322,7 @@ class AgentManager:
                     self.problems.update(uuid, 're-applying: %s' % exc)
 
     def _reapply(self, domain, entry):
+        entry = self._drop_stale(domain, entry)
         recorded = entry.get(balloon.KIND)
         if recorded and recorded.get('qemu_pid') != domain.qemu_pid:
             target = recorded['target_mb']
@@ -343,6 +344,30 @@ class AgentManager:
                                    pinned['emulator'], domain.host_cpus)
             recorded['qemu_pid'] = domain.qemu_pid
             self.state.record(domain.uuid, pinning.KIND, recorded)
+
+    def _drop_stale(self, domain, entry):
+        """``entry`` without records a flavor change made stale.
+
+        A resize gives the guest another size or vCPU count; a target chosen
+        for the old flavor must not be applied to the new one. (The Nova
+        driver extension forgets them itself; this covers nodes without it.)
+        """
+        entry = dict(entry)
+        recorded = entry.get(balloon.KIND)
+        if recorded and recorded.get('max_mb', domain.max_mb) \
+                != domain.max_mb:
+            LOG.info('Guest %s now has %d MiB, not %d: forgetting its '
+                     'balloon target %d MiB', domain.uuid, domain.max_mb,
+                     recorded['max_mb'], recorded['target_mb'])
+            self.state.forget(domain.uuid, balloon.KIND)
+            del entry[balloon.KIND]
+        recorded = entry.get(pinning.KIND)
+        if recorded and len(recorded['pinned']['vcpus']) != domain.vcpus:
+            LOG.info('Guest %s now has %d vCPUs: forgetting its affinity',
+                     domain.uuid, domain.vcpus)
+            self.state.forget(domain.uuid, pinning.KIND)
+            del entry[pinning.KIND]
+        return entry
 
     def _recorded(self, domains):
         """(Domain, record) of running guests the agent has a record of.

@@ -1,6 +1,7 @@
 """The agent's manager, controllers and state on fake domains."""
 
 import json
+import multiprocessing
 import os
 
 import fixtures
@@ -208,6 +209,22 @@ class TestBalloon(ManagerTestCase):
         self.assertEqual(4242, mgr.get_state()['instances'][A]['balloon'][
             'qemu_pid'])
 
+    def test_resized_guest_loses_the_stale_target_and_affinity(self):
+        mgr = self.manager()
+        mgr.set_balloon(A, 768)
+        mgr.set_affinity(A, [1])
+        # Nova resized it: a new QEMU with another flavor.
+        self.a.max_mb, self.a.actual_kib = 2048, 2048 * 1024
+        self.a.vcpus = 2
+        self.a.pins = [(True, True)] * 2
+        self.useFixture(fixtures.MockPatch(
+            'watcher_cams.agent.collectors.domains.qemu_pid',
+            lambda name, pid_dir=None: 4243))
+        mgr.cycle()
+        self.assertEqual(2048 * 1024, self.a.actual_kib)
+        self.assertEqual([(True, True)] * 2, self.a.pins)
+        self.assertEqual({}, mgr.get_state()['instances'].get(A, {}))
+
     def test_state_of_deleted_instances_is_forgotten(self):
         mgr = self.manager()
         mgr.set_balloon(A, 768)
@@ -258,7 +275,8 @@ class TestState(testtools.TestCase):
     def test_survives_a_restart_and_writes_atomically(self):
         store = state_store.StateStore(self.dir)
         store.record(A, 'balloon', {'target_mb': 1})
-        self.assertEqual(['agent-state.json'], os.listdir(self.dir))
+        self.assertEqual(['agent-state.json', 'agent-state.lock'],
+                         sorted(os.listdir(self.dir)))
         self.assertEqual({'target_mb': 1},
                          state_store.StateStore(self.dir).get(A, 'balloon'))
         store.forget(A, 'balloon')
@@ -283,7 +301,40 @@ class TestState(testtools.TestCase):
         self.assertRaises(OSError, store.record, A, 'balloon',
                           {'target_mb': 2})
         self.assertEqual({'target_mb': 1}, store.get(A, 'balloon'))
-        self.assertEqual(['agent-state.json'], os.listdir(self.dir))
+        self.assertEqual(['agent-state.json', 'agent-state.lock'],
+                         sorted(os.listdir(self.dir)))
+
+    def test_a_second_process_sees_and_keeps_the_other_changes(self):
+        # The agent and nova-compute's driver extension share the file.
+        agent = state_store.StateStore(self.dir)
+        agent.record(A, 'balloon', {'target_mb': 1})
+        nova = state_store.StateStore(self.dir)
+        nova.forget(A, 'balloon')
+        self.assertEqual({}, agent.get(A))
+        writers = [multiprocessing.Process(target=_record_many,
+                                           args=(self.dir, n, 40))
+                   for n in range(2)]
+        for writer in writers:
+            writer.start()
+        _record_many(self.dir, 2, 40)
+        for writer in writers:
+            writer.join(60)
+            self.assertEqual(0, writer.exitcode)
+        self.assertEqual(120, len(agent.all()))
+
+    def test_reading_an_absent_state_creates_nothing(self):
+        missing = os.path.join(self.dir, 'never-written')
+        store = state_store.StateStore(missing)
+        self.assertEqual({}, store.all())
+        store.forget(A)
+        self.assertFalse(os.path.exists(missing))
+
+
+def _record_many(directory, writer, count):
+    """Record ``count`` instances from one process (a lost update shows)."""
+    store = state_store.StateStore(directory)
+    for n in range(count):
+        store.record('%d-%d' % (writer, n), 'balloon', {'target_mb': n})
 
 
 class TestAccounting(testtools.TestCase):

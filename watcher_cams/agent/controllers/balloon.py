@@ -85,6 +85,7 @@ class BalloonController:
         self.state.record(guest.uuid, KIND, {
             'target_mb': target_mb, 'previous_mb': guest.actual_mb,
             'original_mb': entry.get('original_mb', guest.actual_mb),
+            'max_mb': guest.max_mb,
             'reason': str(reason)[:255], 'time': time.time(),
             'qemu_pid': qemu_pid})
         LOG.info('Balloon %s: %d -> %d MiB (%s)', guest.uuid,
