@@ -1,4 +1,5 @@
 """Nova libvirt driver extension for balloon-managed, KSM-aware nodes.
 
-Planned in the nova_driver_ext issue; this package holds no driver yet.
+nova-compute loads it as ``compute_driver = watcher_cams.CamsLibvirtDriver``
+(the shim package nova/virt/watcher_cams). Options: [watcher_cams_nova].
 """

@@ -6,4 +6,9 @@ from oslo_service import backend
 # collector thread). Importing oslo.messaging otherwise selects oslo.service's
 # eventlet backend; choose before anything imports it. Watcher's own
 # services choose threading too, so both can share one process in tests.
-backend.init_backend(backend.BackendType.THREADING)
+try:
+    backend.init_backend(backend.BackendType.THREADING)
+except backend.exceptions.BackendAlreadySelected:
+    # A process that chose already: nova-compute loading the driver
+    # extension, which uses the state file and collectors but no threads.
+    pass

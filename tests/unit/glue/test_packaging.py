@@ -4,6 +4,7 @@ from unittest import mock
 
 from oslo_config import cfg
 from stevedore import extension
+from stevedore import named
 from watcher.decision_engine.loading import default as de_loading
 from watcher.decision_engine.planner import weight
 from watcher.tests.unit import base
@@ -33,7 +34,15 @@ class TestEntryPoints(base.TestCase):
                              self.names('watcher_strategies'))
         self.assertLessEqual({'cams_balloon', 'cams_pin_vcpus'},
                              self.names('watcher_actions'))
-        self.assertIn('watcher_cams', self.names('oslo.config.opts'))
+        # Only ours: other projects' lists (Nova's is installed for the
+        # driver extension) register on the global CONF and may clash.
+        ours = ['watcher_cams', 'watcher_cams.nova']
+        mgr = named.NamedExtensionManager(
+            'oslo.config.opts', ours, on_load_failure_callback=(
+                lambda mgr, ep, exc: self.fail('%s: %s' % (ep, exc))))
+        self.assertEqual(set(ours), set(mgr.names()))
+        for ext in mgr:
+            self.assertTrue(ext.plugin())
 
     def test_goals_load_with_their_efficacy_specs(self):
         for name in ('memory_cache_efficiency', 'cpu_cache_affinity'):
