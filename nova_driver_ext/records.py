@@ -58,19 +58,28 @@ class AgentRecords:
 
     @contextlib.contextmanager
     def kept(self, uuid):
-        """Put back records that vanish while Nova redefines ``uuid``."""
+        """Put back records that vanish while Nova redefines ``uuid``.
+
+        Also when Nova's reboot fails: the instance is still this host's.
+        """
         try:
             before = self.store.get(uuid)
         except OSError as exc:
             LOG.error('Instance %s: the agent\'s state is unreadable: %s',
                       uuid, exc)
             before = {}
-        yield
-        for kind in before:
-            if not self.store.get(uuid, kind):
-                LOG.info('Instance %s: keeping the agent\'s %s record '
-                         'through the reboot', uuid, kind)
-                self.store.record(uuid, kind, before[kind])
+        try:
+            yield
+        finally:
+            try:
+                for kind in before:
+                    if not self.store.get(uuid, kind):
+                        LOG.info('Instance %s: keeping the agent\'s %s '
+                                 'record through the reboot', uuid, kind)
+                        self.store.record(uuid, kind, before[kind])
+            except OSError as exc:
+                LOG.error('Instance %s: the agent\'s records could not be '
+                          'put back after the reboot: %s', uuid, exc)
 
 
 def clear_carried(dom, max_mb, allowed_cpus=None, affinity=True):

@@ -250,6 +250,15 @@ class TestAgentRecords(FakeLibvirtTestCase):
         self.drvr._hard_reboot(None, self.inst, [], None)
         self.assertKept()
 
+    def test_a_failed_hard_reboot_keeps_them_too(self):
+        def fail(*args, **kwargs):
+            state_store.StateStore(self.state_dir).forget(self.inst.uuid)
+            raise RuntimeError('domain did not start')
+        self.nova_does('_hard_reboot', side_effect=fail)
+        self.assertRaises(RuntimeError, self.drvr._hard_reboot, None,
+                          self.inst, [], None)
+        self.assertKept()
+
     def test_resize_or_cold_migration_forgets_on_both_hosts(self):
         self.nova_does('migrate_disk_and_power_off', result='{}')
         self.drvr.migrate_disk_and_power_off(None, self.inst, 'dest',
