@@ -47,5 +47,7 @@ run_suite unit ./tests/unit "${CAMS_TEST_CONCURRENCY:-2}"
 run_suite nova ./tests/nova 1
 # One process: the functional tests share two booted guests.
 run_suite functional ./tests/functional 1
+# The all-in-one cloud (tools/aio): Nova, Watcher and watcher-cams together.
+run_suite cloud ./tests/cloud 1
 echo "tests: ${passed} passed, ${failed} failed"
 exit "$rc"

@@ -66,13 +66,20 @@ class UsesAgent:
         self._agent = client
 
 
+# An explicit exchange: the processes that call the agents (Watcher's decision
+# engine and applier) set their own control_exchange ('watcher'), the agent
+# would serve on oslo.messaging's default; a topic alone never meets.
+EXCHANGE = 'watcher_cams'
+
+
 class AgentAPI:
     VERSION = '1.0'
 
     def __init__(self, conf=None, transport=None):
         self._conf = conf or CONF
         self._transport = transport or messaging.get_rpc_transport(self._conf)
-        target = messaging.Target(topic=self._conf.watcher_cams_agent.topic,
+        target = messaging.Target(exchange=EXCHANGE,
+                                  topic=self._conf.watcher_cams_agent.topic,
                                   version=self.VERSION)
         self._client = messaging.get_rpc_client(self._transport, target)
 

@@ -52,6 +52,12 @@ class TestAgentOverRabbitMQ(base.AgentTestCase):
         conf = cams_conf.CONF
         conf([], project='watcher-cams')
         self.addCleanup(conf.reset)
+        # The callers are Watcher's services, whose control_exchange is
+        # 'watcher' (the agent's is oslo.messaging's default): the client
+        # must reach the agent all the same. The first transport registers
+        # the option; the client's transport reads it when created.
+        messaging.get_rpc_transport(conf, url=env.RABBIT_URL).cleanup()
+        conf.set_override('control_exchange', 'watcher')
         transport = messaging.get_rpc_transport(conf, url=env.RABBIT_URL)
         self.addCleanup(transport.cleanup)
         self.client = rpcapi.AgentAPI(conf, transport)

@@ -82,7 +82,8 @@ class AgentEndpoint:
 def get_server(conf, manager, transport=None):
     """An oslo.messaging RPC server for ``manager`` (not started)."""
     transport = transport or messaging.get_rpc_transport(conf)
-    target = messaging.Target(topic=conf.watcher_cams_agent.topic,
+    target = messaging.Target(exchange=rpcapi.EXCHANGE,
+                              topic=conf.watcher_cams_agent.topic,
                               server=conf.watcher_cams_compute.host)
     return messaging.get_rpc_server(
         transport, target, [AgentEndpoint(manager)], executor='threading',

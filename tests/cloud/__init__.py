@@ -1,0 +1,1 @@
+"""End-to-end tests on the all-in-one cloud of tools/aio (real OpenStack)."""
