@@ -44,8 +44,9 @@ class TestAgentAPI(base.TestCase):
         self.transport = messaging.get_rpc_transport(self.conf,
                                                      url='fake:/')
         self.endpoint = Endpoint()
-        target = messaging.Target(topic='watcher-cams-agent',
-                                  server='cmp-a')
+        # The agent's target (watcher_cams.agent.rpc): its own exchange.
+        target = messaging.Target(exchange=rpcapi.EXCHANGE,
+                                  topic='watcher-cams-agent', server='cmp-a')
         self.server = messaging.get_rpc_server(self.transport, target,
                                                [self.endpoint])
         self.server.start()
