@@ -556,7 +556,11 @@ def images():
            'cams-tiny')
     run(openstack, 'flavor', 'create', '--vcpus', '1', '--ram', '512',
         '--disk', '1', 'cams.tiny', env=env)
-    say('image cams-tiny and flavor cams.tiny are ready')
+    # The lab's readers read the ephemeral disk (vdb) as a block device:
+    # Nova makes it, no volume service is needed.
+    run(openstack, 'flavor', 'create', '--vcpus', '1', '--ram', '768',
+        '--disk', '1', '--ephemeral', '2', 'cams.lab', env=env)
+    say('image cams-tiny and flavors cams.tiny, cams.lab are ready')
 
 
 def up():

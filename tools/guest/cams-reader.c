@@ -1,16 +1,17 @@
 /*
  * cams-reader: the lab's reader, run inside a guest through the guest agent.
  *
- *   cams-reader hotcold|uniform FILE [-b KIB] [-n READS] [-r PER_S]
+ *   cams-reader hotcold|uniform FILE|DEVICE [-b KIB] [-n READS] [-r PER_S]
  *               [-H HOT_SHARE] [-P HOT_PROB] [-s SEED] [-o STATUS]
  *
- * Reads blocks of -b KiB at random offsets of FILE: "uniform" over the whole
- * file, "hotcold" with probability -P inside the first -H share of the file
- * (80/20 by default). -n reads in all (0: until killed), paced at -r reads
- * per second (0: as fast as the disk allows), so that two runs do the same
- * work over the same time. Readahead is switched off (POSIX_FADV_RANDOM):
- * every miss costs one block of disk reads. Every second, and at the end,
- * the STATUS file gets one line "reads bytes seconds done".
+ * Reads blocks of -b KiB at random offsets of FILE or a block DEVICE:
+ * "uniform" over the whole of it, "hotcold" with probability -P inside its
+ * first -H share (80/20 by default). -n reads in all (0: until killed),
+ * paced at -r reads per second (0: as fast as the disk allows), so that two
+ * runs do the same work over the same time. Readahead is switched off
+ * (POSIX_FADV_RANDOM): every miss costs one block of disk reads. Every
+ * second, and at the end, the STATUS file gets one line "reads bytes seconds
+ * done".
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -64,7 +65,7 @@ static void write_status(const char *path, unsigned long long reads,
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: cams-reader hotcold|uniform FILE [-b KIB] "
+    fprintf(stderr, "usage: cams-reader hotcold|uniform FILE|DEVICE [-b KIB] "
             "[-n READS] [-r PER_S] [-H HOT_SHARE] [-P HOT_PROB] [-s SEED] "
             "[-o STATUS]\n");
     exit(2);
@@ -79,6 +80,7 @@ int main(int argc, char **argv)
     const char *status = NULL;
     int hotcold, fd, opt;
     struct stat st;
+    off_t size;
     uint64_t nblocks, hot_blocks;
     char *buf;
     double start, last_status;
@@ -112,7 +114,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "cams-reader: %s: %s\n", argv[2], strerror(errno));
         return 1;
     }
-    nblocks = st.st_size / (block_kib * 1024);
+    /* A block device (a Nova instance's ephemeral disk) has no st_size. */
+    size = S_ISBLK(st.st_mode) ? lseek(fd, 0, SEEK_END) : st.st_size;
+    nblocks = size > 0 ? (uint64_t)size / (block_kib * 1024) : 0;
     if (nblocks == 0) {
         fprintf(stderr, "cams-reader: %s is smaller than one block\n",
                 argv[2]);

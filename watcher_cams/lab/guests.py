@@ -130,6 +130,30 @@ def wait_for_agent(dom, timeout=90.0):
                        % (dom.name(), timeout, last))
 
 
+def wait_for_balloon(dom, target_mb, slack_mb=8, timeout=120.0):
+    """Wait until the balloon holds the guest near ``target_mb``.
+
+    Raise on timeout; near is within ``slack_mb``.
+
+    A guest booted below its maximum starts with all of it and gives the
+    rest back only once its balloon driver has inflated, which under TCG
+    on a busy host takes seconds after the agent already answers.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        # 'actual' asks QEMU; the size libvirt reports in info() follows
+        # QEMU's rate-limited balloon events and lags by a second or more.
+        actual_mb = dom.memoryStats().get('actual', 0) // 1024
+        if max(abs(actual_mb - target_mb),
+               abs(dom.info()[2] // 1024 - target_mb)) <= slack_mb:
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError('guest %s: balloon at %d MiB, not %d MiB, '
+                               'after %.0f s' % (dom.name(), actual_mb,
+                                                 target_mb, timeout))
+        time.sleep(0.5)
+
+
 def guest_exec(dom, command, timeout=120.0):
     """Run ``command`` with /bin/sh in the guest; (exit code, stdout)."""
     started = json.loads(agent_command(dom, json.dumps({

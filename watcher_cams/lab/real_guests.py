@@ -146,10 +146,11 @@ def parse_status(text):
             fields[3] == '1')
 
 
-def reader_command(spec, exp, seed):
-    return ('cams-reader %s /lab/data -b %d -n %d -r %g -P %g -s %d -o %s '
+def reader_command(spec, exp, seed, path='/lab/data'):
+    """The guest's shell command that starts its reader over ``path``."""
+    return ('cams-reader %s %s -b %d -n %d -r %g -P %g -s %d -o %s '
             '</dev/null >/tmp/reader.log 2>&1 &'
-            % (spec.reader, exp.block_kib, exp.reads, exp.reads_per_s,
+            % (spec.reader, path, exp.block_kib, exp.reads, exp.reads_per_s,
                exp.hot_prob, seed, STATUS))
 
 
@@ -240,6 +241,8 @@ class Lab:
             for g in self.exp.guests]
         for g in guests:
             lab_guests.wait_for_agent(g.dom, timeout=300)
+            # Every run starts from the same sizes, static included.
+            lab_guests.wait_for_balloon(g.dom, g.spec.boot_mb, timeout=300)
         return guests
 
     def _agent(self, state_dir):

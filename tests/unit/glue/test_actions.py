@@ -41,6 +41,17 @@ class TestActions(base.TestCase):
         self.assertIn(('revert', 'cmp-a', UUID, 'affinity'),
                       action.agent.calls)
 
+    def test_abort_lets_the_change_finish(self):
+        # Without abort() Watcher's cancel marks the action FAILED with an
+        # AttributeError; False makes it SUCCEEDED, as it finishes.
+        for name, params in (('cams_balloon', {'host': 'cmp-a',
+                                               'target_mb': 1024}),
+                             ('cams_pin_vcpus', {'host': 'cmp-a',
+                                                 'cpus': [2]})):
+            action = self.load(name, params)
+            self.assertIs(False, action.abort())
+            self.assertEqual([], action.agent.calls)
+
     def test_schema_rejects_bad_parameters(self):
         for name, params in (
                 ('cams_balloon', {'host': 'cmp-a', 'target_mb': 0}),

@@ -1,0 +1,152 @@
+"""What the cloud tests share: the cloud, the CLI, libvirt of a compute.
+
+The cloud comes up once per test process (tools/aio/aio.py up, about 3
+minutes once its venv exists) and goes down at the end unless
+CAMS_AIO_KEEP=1.
+"""
+
+import ast
+import atexit
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import libvirt
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(TOP, 'tools', 'aio'))
+import aio  # noqa: E402
+
+# cmp-a runs the driver extension and the agent.
+NODE = 'cmp-a'
+_lock = threading.Lock()
+_cloud = {}
+
+
+def cloud():
+    """Bring the cloud up once per process; raise if it did not come up."""
+    with _lock:
+        if 'error' in _cloud:
+            raise RuntimeError('the cloud did not come up: %s'
+                               % _cloud['error'])
+        if not _cloud:
+            out = subprocess.run(
+                [sys.executable, os.path.join(TOP, 'tools', 'aio', 'aio.py'),
+                 'up'], capture_output=True, text=True, timeout=1500)
+            if out.returncode:
+                _cloud['error'] = out.stdout[-3000:] + out.stderr[-3000:]
+                raise RuntimeError(_cloud['error'])
+            if os.environ.get('CAMS_AIO_KEEP') != '1':
+                atexit.register(aio.down, True)
+            _cloud['up'] = True
+
+
+def openstack(*args, api=None):
+    """The openstack CLI as admin; its JSON output, None when empty."""
+    argv = [os.path.join(aio.BIN, 'openstack')]
+    if api:
+        argv += ['--os-compute-api-version', api]
+    out = aio.run(*argv, *args, '-f', 'json', env=aio.admin_env())
+    return json.loads(out) if out.strip() else None
+
+
+def openstack_quiet(*args):
+    """A CLI command that prints nothing (delete, start, update)."""
+    aio.run(os.path.join(aio.BIN, 'openstack'), *args, env=aio.admin_env())
+
+
+def wait_for(what, check, timeout=180.0, every=2.0):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = check()
+        if last:
+            return last
+        time.sleep(every)
+    raise AssertionError('%s: not within %.0f s (last: %r)'
+                         % (what, timeout, last))
+
+
+def boot(names, flavor='cams.tiny'):
+    """Servers on NODE, ACTIVE; {name: id}."""
+    return {name: openstack('server', 'create', '--flavor', flavor,
+                            '--image', 'cams-tiny', '--nic', 'none',
+                            '--host', NODE, '--wait', name,
+                            api='2.74')['id']
+            for name in names}
+
+
+def libvirt_uri(node=NODE):
+    return 'qemu+unix:///system?socket=%s' % os.path.join(
+        aio.libvirt_dir(node), 'run', 'libvirt-sock')
+
+
+def virsh(*args, node=NODE):
+    return subprocess.run(['virsh', '-c', libvirt_uri(node)] + list(args),
+                          check=True, capture_output=True, text=True).stdout
+
+
+def domain(server_id, node=NODE):
+    """The libvirt domain of a server (libvirt-python, NODE's libvirtd)."""
+    libvirt.registerErrorHandler(lambda *args: None, None)
+    return libvirt.open(libvirt_uri(node)).lookupByUUIDString(server_id)
+
+
+def domain_name(server_id):
+    return openstack('server', 'show', server_id)[
+        'OS-EXT-SRV-ATTR:instance_name']
+
+
+def actual_mb(server_id):
+    """The server's current memory as libvirt reports it."""
+    for line in virsh('dominfo', domain_name(server_id)).splitlines():
+        if line.startswith('Used memory:'):
+            return int(line.split()[2]) // 1024
+
+
+def finished(kind, uuid):
+    """The state of an audit or action plan once it stopped, else None."""
+    state = openstack('optimize', kind, 'show', uuid)['State']
+    return state if state in ('SUCCEEDED', 'FAILED', 'CANCELLED') else None
+
+
+def run_actions(actions):
+    """An actuator audit with ``actions``, its plan applied: (plan, state).
+
+    The actuator strategy keeps the given order: one cams_balloon after
+    the other (the shipped parallelization is 1).
+    """
+    audit = openstack('optimize', 'audit', 'create', '-g', 'unclassified',
+                      '-s', 'actuator', '-p',
+                      'actions=%s' % json.dumps(actions))['UUID']
+    state = wait_for('audit', lambda: finished('audit', audit))
+    if state != 'SUCCEEDED':
+        raise AssertionError('the actuator audit %s' % state)
+    plan = openstack('optimize', 'actionplan', 'list', '--audit', audit)[0][
+        'UUID']
+    openstack('optimize', 'actionplan', 'start', plan)
+    return plan, wait_for('action plan', lambda: finished('actionplan', plan))
+
+
+def balloon_action(server_id, target_mb, reason='cloud test'):
+    return {'action_type': 'cams_balloon', 'resource_id': server_id,
+            'input_parameters': {'host': NODE, 'target_mb': target_mb,
+                                 'reason': reason}}
+
+
+def plan_actions(plan):
+    """A plan's actions: [{'type', 'state', 'params'}], in creation order."""
+    out = []
+    for action in openstack('optimize', 'action', 'list', '--action-plan',
+                            plan, '--detail'):
+        params = action['Parameters']
+        if isinstance(params, str):
+            # Older clients print the mapping as Python, newer as JSON.
+            params = ast.literal_eval(params)
+        out.append({'type': action['Action'], 'state': action['State'],
+                    'params': params, 'created': action['Created At']})
+    return sorted(out, key=lambda a: a['created'])
