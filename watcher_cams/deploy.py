@@ -37,15 +37,19 @@ def nova_compute(state_dir, driver_extension=True):
 
 
 def agent(host, connection_uri, state_dir, transport_url,
-          reserved_host_memory_mb=512):
-    """watcher-cams-agent.conf of the compute node Nova calls ``host``."""
-    return {
-        'DEFAULT': {'transport_url': transport_url},
-        'watcher_cams_compute': {
-            'host': host, 'connection_uri': connection_uri,
-            'state_dir': state_dir,
-            'reserved_host_memory_mb': str(reserved_host_memory_mb)},
-    }
+          reserved_host_memory_mb=512, llc_cpus=None):
+    """watcher-cams-agent.conf of the compute node Nova calls ``host``.
+
+    ``llc_cpus`` overrides the cache topology read from sysfs (see the
+    option's help).
+    """
+    compute = {'host': host, 'connection_uri': connection_uri,
+               'state_dir': state_dir,
+               'reserved_host_memory_mb': str(reserved_host_memory_mb)}
+    if llc_cpus:
+        compute['llc_cpus'] = llc_cpus
+    return {'DEFAULT': {'transport_url': transport_url},
+            'watcher_cams_compute': compute}
 
 
 def iniset_lines(path, settings):

@@ -258,7 +258,10 @@ def configs():
             'instances_path': os.path.join(DATA, 'nova', 'instances'),
             'rootwrap_config': os.path.join(ETC, 'nova', 'rootwrap.conf'),
             'compute_driver': 'libvirt.LibvirtDriver',
-            'enabled_apis': 'osapi_compute', 'osapi_compute_workers': '1'},
+            'enabled_apis': 'osapi_compute', 'osapi_compute_workers': '1',
+            # Nova formats ephemeral disks as vfat unless told; the guest
+            # mounts ext4 (and the host has no mkfs.vfat).
+            'default_ephemeral_format': 'ext4'},
         'api': {'auth_strategy': 'keystone'},
         'api_database': {'connection': DB % 'nova_api'},
         'database': {'connection': DB % 'nova'},
@@ -347,6 +350,11 @@ def configs():
                                                            'watcher')},
         }, deploy.watcher()),
     }
+    # These machines have one L3, where vCPU placement has nothing to
+    # gain; cmp-a's agent treats each CPU as a cache of its own, so that
+    # sharing_aware_pinning has a choice to make (and the test bed shows
+    # its actions). cmp-b reports the real topology.
+    split_llc = ';'.join(str(cpu) for cpu in sorted(os.sched_getaffinity(0)))
     for n, (node, port, extension) in enumerate(COMPUTES):
         state = os.path.join(DATA, 'agent-' + node)
         other = COMPUTES[1 - n][1]
@@ -361,7 +369,8 @@ def configs():
                     DATA, 'nova-' + node, 'locks')}},
             deploy.nova_compute(state, driver_extension=extension))
         files['watcher-cams/agent-%s.conf' % node] = deploy.merge(
-            deploy.agent(node, 'qemu:///system', state, RABBIT),
+            deploy.agent(node, 'qemu:///system', state, RABBIT,
+                         llc_cpus=split_llc if extension else None),
             {'DEFAULT': {'log_file': os.path.join(
                 LOG, 'watcher-cams-agent-%s.log' % node)}})
     return files

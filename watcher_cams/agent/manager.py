@@ -81,7 +81,11 @@ class AgentManager:
         self.shared_cpus = shared
         # Read once: the cache topology does not change while the agent
         # runs (after CPU hotplug, restart the agent).
-        self.llc_domains = host_collector.llc_domains(root)
+        if opts.llc_cpus.strip():
+            self.llc_domains = host_collector.configured_llc_domains(
+                opts.llc_cpus, host_collector.online_cpus(root))
+        else:
+            self.llc_domains = host_collector.llc_domains(root)
         self.balloon = balloon.BalloonController(
             self.state, self.cfg, opts.balloon_timeout,
             opts.balloon_tolerance_mb)

@@ -64,6 +64,13 @@ OPTS = [
                 help='Host CPUs of Nova\'s [compute] cpu_shared_set (CPU '
                      'numbers or ranges); empty means every online CPU not '
                      'in dedicated_cpus. Affinity changes stay inside it.'),
+    cfg.StrOpt('llc_cpus', default='',
+               help='The host CPUs of each last-level cache, caches '
+                    'separated by ";" (e.g. 0-7,16-23;8-15,24-31). Empty: '
+                    'read from sysfs. For hosts whose sysfs does not show '
+                    'the real caches (nested virtualization, some '
+                    'hypervisors), and test beds that split one cache to '
+                    'exercise placement.'),
     cfg.IntOpt('reserved_host_memory_mb', default=512, min=0,
                help='Host memory never promised to guests (Nova\'s '
                     'reserved_host_memory_mb).'),

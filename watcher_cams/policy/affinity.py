@@ -14,7 +14,10 @@ placement also keeps the CPU load balanced, an open issue in the paper).
    assignment by enumeration, preferring fewer changes on ties.
 
 Guests with dedicated CPUs are never moved; they stay where their CPUs are
-and still attract the guests they share with. A host with one LLC has
+and still attract the guests they share with. Guests that share no merged
+page stay as they are (a pinned one still counts in its LLC's load), and
+among equally good placements the one with fewer changes and then the
+least loaded busiest LLC wins. A host with one LLC has
 nothing to gain and gets no plan.
 """
 
@@ -67,17 +70,6 @@ class _Problem:
         self.domains = [d for d in host.llc_domains if _domain_cpus(host, d)]
         self.capacity = {d.name: len(_domain_cpus(host, d))
                          * params.cpu_allocation_ratio for d in self.domains}
-        self.fixed, self.movable = {}, []
-        for g in sorted(host.guests, key=lambda g: g.uuid):
-            where = _current_domain(g, host.llc_domains)
-            if g.dedicated_cpus:
-                if where is not None:
-                    self.fixed[g.uuid] = where
-            else:
-                self.movable.append(g)
-        self.current = {g.uuid: _current_domain(g, self.domains)
-                        for g in self.movable}
-        self.vcpus = {g.uuid: g.vcpus for g in self.movable}
         self.weight = {}
         self.adjacent = {}
         for key, pages in host.sharing.items():
@@ -86,6 +78,23 @@ class _Problem:
                 a, b = key
                 self.adjacent.setdefault(a, {})[b] = pages
                 self.adjacent.setdefault(b, {})[a] = pages
+        # A guest that shares nothing has nothing to gain from a place:
+        # it stays as it is (confined guests still count in their LLC's
+        # load), so the plan never pins guests for no merged page.
+        self.fixed, self.movable = {}, []
+        self.base_load = dict.fromkeys(self.capacity, 0)
+        for g in sorted(host.guests, key=lambda g: g.uuid):
+            where = _current_domain(g, host.llc_domains)
+            if g.dedicated_cpus:
+                if where is not None:
+                    self.fixed[g.uuid] = where
+            elif g.uuid in self.adjacent:
+                self.movable.append(g)
+            elif where in self.base_load:
+                self.base_load[where] += g.vcpus
+        self.current = {g.uuid: _current_domain(g, self.domains)
+                        for g in self.movable}
+        self.vcpus = {g.uuid: g.vcpus for g in self.movable}
 
     def pulls(self, assign):
         """{uuid: {domain: merged pages it shares with guests there}}."""
@@ -98,7 +107,7 @@ class _Problem:
         return table
 
     def load(self, assign):
-        load = {d: 0 for d in self.capacity}
+        load = dict(self.base_load)
         for uuid, d in assign.items():
             load[d] += self.vcpus[uuid]
         return load
@@ -116,11 +125,16 @@ class _Problem:
     def changes(self, assign):
         return sum(1 for u, d in assign.items() if self.current.get(u) != d)
 
+    def busiest(self, assign):
+        """The highest load / capacity of any LLC."""
+        load = self.load(assign)
+        return max(load[d] / self.capacity[d] for d in load)
+
 
 def _greedy(p, rates):
     """The paper's pairing: highest-rate pairs first onto one LLC."""
     assign = {}
-    load = {d: 0 for d in p.capacity}
+    load = dict(p.base_load)
 
     def free(d):
         return p.capacity[d] - load[d]
@@ -206,7 +220,8 @@ def _exact(p):
         assign = dict(zip(uuids, combo))
         if not p.fits(assign):
             continue
-        key = (p.kept(assign), -p.changes(assign))
+        # Ties: fewer changes, then the CPU load spread best.
+        key = (p.kept(assign), -p.changes(assign), -p.busiest(assign))
         if best_key is None or key > best_key:
             best, best_key = assign, key
     return best

@@ -64,6 +64,20 @@ class TestHost(testtools.TestCase):
             {'name': 'L3-s1-0', 'socket': 1, 'cpus': [4, 5]},
             {'name': 'L3-s1-1', 'socket': 1, 'cpus': [6, 7]}], domains)
 
+    def test_configured_caches_replace_sysfs(self):
+        online = list(range(8))
+        self.assertEqual([
+            {'name': 'LLC-cfg-0', 'socket': 0, 'cpus': [0, 1, 4]},
+            {'name': 'LLC-cfg-1', 'socket': 0, 'cpus': [2, 3]}],
+            host.configured_llc_domains('0-1,4; 2-3;', online))
+        self.assertRaisesRegex(ValueError, 'not online: \\[9\\]',
+                               host.configured_llc_domains, '0;9', online)
+        self.assertRaisesRegex(ValueError, 'in two caches: \\[1\\]',
+                               host.configured_llc_domains, '0-1;1-2',
+                               online)
+        self.assertRaises(ValueError, host.configured_llc_domains, '0;x',
+                          online)
+
     def test_no_cache_information_gives_one_domain_per_cpu(self):
         write(self.root, 'sys/devices/system/cpu/online', '0-1\n')
         self.assertEqual([[0], [1]],

@@ -79,6 +79,12 @@ class TestReport(ManagerTestCase):
         self.assertEqual([[0, 1]], rep['guests'][0]['cpus'])
         self.assertEqual('none', rep['guests'][0]['disks'][0]['cache'])
 
+    def test_configured_caches_are_reported(self):
+        rep = self.manager(llc_cpus='0-1').get_report()
+        self.assertEqual([{'name': 'LLC-cfg-0', 'socket': 0,
+                           'cpus': [0, 1]}], rep['topology']['llc'])
+        self.assertRaises(ValueError, self.manager, llc_cpus='0;2')
+
     def test_vanishing_domain_is_skipped(self):
         self.b.gone = True
         rep = self.manager().get_report()

@@ -6,6 +6,7 @@ import os
 import fixtures
 import testtools
 
+from watcher_cams import conf as cams_conf
 from watcher_cams import deploy
 
 
@@ -16,9 +17,12 @@ class TestDeploy(testtools.TestCase):
         weights = settings['watcher_planners.weight']['weights']
         self.assertIn('cams_balloon:', weights)
         self.assertIn('cams_pin_vcpus:', weights)
+        # The plugin's engine reverts; Watcher's own rollback stays off so
+        # nothing is reverted twice.
         self.assertEqual(
-            'True',
-            settings['watcher_applier']['rollback_when_actionplan_failed'])
+            ('cams_taskflow', 'False'),
+            (settings['watcher_applier']['workflow_engine'],
+             settings['watcher_applier']['rollback_when_actionplan_failed']))
 
     def test_compute_node_with_and_without_the_extension(self):
         with_ext = deploy.nova_compute('/var/lib/watcher-cams')
@@ -43,3 +47,15 @@ class TestDeploy(testtools.TestCase):
         self.assertEqual('rabbit://x', parser['DEFAULT']['transport_url'])
         self.assertIn('%s watcher_cams_compute host cmp-a' % path,
                       deploy.iniset_lines(path, settings))
+
+    def test_agent_settings_load_as_the_agent_s_options(self):
+        settings = deploy.agent('cmp-a', 'qemu:///system', '/s',
+                                'rabbit://x', llc_cpus='0;1')
+        conf = cams_conf.isolated(**settings['watcher_cams_compute'])
+        self.assertEqual(('cmp-a', '0;1', 512),
+                         (conf.watcher_cams_compute.host,
+                          conf.watcher_cams_compute.llc_cpus,
+                          conf.watcher_cams_compute.reserved_host_memory_mb))
+        self.assertNotIn('llc_cpus', deploy.agent(
+            'cmp-a', 'qemu:///system', '/s', 'rabbit://x')[
+            'watcher_cams_compute'])

@@ -60,6 +60,33 @@ class TestAffinity(testtools.TestCase):
         self.assertNotIn(fixed.uuid, where)
         self.assertEqual('L3-1', where[factory.uid(1)])
 
+    def test_guests_sharing_nothing_are_left_alone(self):
+        # Found on the all-in-one cloud: before KSM had merged anything,
+        # every guest was pinned to the first LLC.
+        self.assertEqual([], affinity.plan(host(guests(4), {}), PARAMS).pins)
+        plan = affinity.plan(host(guests(4), {(1, 2): 5000}), PARAMS)
+        self.assertEqual({factory.uid(1), factory.uid(2)},
+                         {p.instance for p in plan.pins})
+
+    def test_pinned_loners_count_and_ties_spread_the_load(self):
+        # g3 shares nothing but is pinned to L3-0 with 2 vCPUs: the sharing
+        # pair (4 vCPUs) only fits on L3-1.
+        gs = guests(3)
+        gs[2] = model.GuestView(uuid=factory.uid(3), name='g3', max_mb=1024,
+                                actual_mb=1024, vcpus=2, ram_pages=262144,
+                                cpus=((0, 1, 2, 3),) * 2)
+        plan = affinity.plan(host(gs, {(1, 2): 5000}), PARAMS)
+        self.assertEqual({'L3-1'}, {p.llc for p in plan.pins})
+        # Two pairs sharing equally little with each other: one per LLC,
+        # not both on the first.
+        ratio2 = affinity.AffinityParams(cpu_allocation_ratio=2.0)
+        one_vcpu = [dataclass_vcpus(g, 1) for g in guests(4)]
+        plan = affinity.plan(host(one_vcpu, {(1, 2): 100, (3, 4): 100}),
+                             ratio2)
+        where = {p.instance: p.llc for p in plan.pins}
+        self.assertEqual(where[factory.uid(1)], where[factory.uid(2)])
+        self.assertNotEqual(where[factory.uid(1)], where[factory.uid(3)])
+
     def test_one_llc_no_plan(self):
         h = factory.host(guests(2), llc_domains=DOMAINS[:1], sharing={
             model.pair_key(factory.uid(1), factory.uid(2)): 10})

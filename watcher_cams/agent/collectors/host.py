@@ -48,6 +48,28 @@ def online_cpus(root='/'):
                                              'sys/devices/system/cpu/online')))
 
 
+def configured_llc_domains(spec, online):
+    """Domains from an operator's ``0-7,16-23;8-15,24-31``.
+
+    Raise ValueError when a CPU is offline or named in two caches.
+    """
+    domains, seen = [], set()
+    for n, part in enumerate(p for p in spec.split(';') if p.strip()):
+        cpus = parse_cpu_list(part)
+        if not cpus:
+            continue
+        offline = sorted(set(cpus) - set(online))
+        twice = sorted(set(cpus) & seen)
+        if offline or twice:
+            raise ValueError('llc_cpus %r: CPUs %s' % (spec, (
+                'not online: %s' % offline) if offline else (
+                'in two caches: %s' % twice)))
+        seen.update(cpus)
+        domains.append({'name': 'LLC-cfg-%d' % n, 'socket': 0,
+                        'cpus': cpus})
+    return domains
+
+
 def llc_domains(root='/'):
     """[{'name', 'socket', 'cpus'}] for each last-level cache.
 

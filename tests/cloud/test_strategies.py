@@ -1,0 +1,119 @@
+"""margin_balloon, ksm_balloon and sharing_aware_pinning through Watcher.
+
+Two idle tiny servers on cmp-a. Each strategy runs as a one-shot audit
+with auto-trigger; Watcher's applier applies the plan through the agent and
+libvirt shows the change: the margin controller sizes the idle guests down
+to what they commit plus its margin, the KSM strategy (paper mode: every
+guest's entitlement is its flavor, plus an equal share of safe savings up to
+its flavor) gives them their memory back, and with KSM merging the two
+identical guests' pages, the pinning strategy puts both on one of the LLCs
+cmp-a's agent is configured with (tools/aio: one per CPU here).
+"""
+
+import os
+import re
+
+import testtools
+
+from tests.cloud import base
+
+SERVERS = ('cams-strategy-1', 'cams-strategy-2')
+FLAVOR_MB = 512
+KSM = '/sys/kernel/mm/ksm'
+
+
+def _ksm(name, value=None):
+    path = os.path.join(KSM, name)
+    if value is None:
+        with open(path) as f:
+            return f.read().strip()
+    with open(path, 'w') as f:
+        f.write(value)
+
+
+class TestStrategiesOnTheCloud(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        base.cloud()
+        self.servers = base.boot(SERVERS)
+        for server_id in self.servers.values():
+            self.addCleanup(base.openstack_quiet, 'server', 'delete',
+                            '--wait', server_id)
+
+    def _audit(self, goal, strategy):
+        """A one-shot audit, its plan applied: (plan or None, actions)."""
+        audit = base.openstack('optimize', 'audit', 'create', '-g', goal,
+                               '-s', strategy, '--auto-trigger')['UUID']
+        state = base.wait_for('%s audit' % strategy,
+                              lambda: base.finished('audit', audit))
+        self.assertEqual('SUCCEEDED', state)
+        plans = base.openstack('optimize', 'actionplan', 'list', '--audit',
+                               audit)
+        if not plans:
+            return None, []
+        plan = plans[0]['UUID']
+        self.assertEqual('SUCCEEDED', base.wait_for(
+            'plan of %s' % strategy,
+            lambda: base.finished('actionplan', plan)))
+        return plan, base.plan_actions(plan)
+
+    def _sizes(self):
+        return {name: base.actual_mb(server_id)
+                for name, server_id in self.servers.items()}
+
+    def _pinned_cpus(self, server_id):
+        out = base.virsh('vcpupin', base.domain_name(server_id))
+        rows = re.findall(r'^\s*(\d+)\s+(\S+)\s*$', out, re.M)
+        return {cpus for _, cpus in rows}
+
+    def test_margin_then_ksm_then_pinning(self):
+        self.assertEqual({n: FLAVOR_MB for n in SERVERS}, self._sizes())
+        saved = {name: _ksm(name) for name in ('run', 'pages_to_scan',
+                                               'sleep_millisecs')}
+        self.addCleanup(self._restore_ksm, saved)
+        _ksm('pages_to_scan', '20000')
+        _ksm('sleep_millisecs', '10')
+        _ksm('run', '1')
+
+        _, actions = self._audit('memory_cache_efficiency', 'margin_balloon')
+        self.assertTrue(actions)
+        self.assertEqual({('cams_balloon', 'SUCCEEDED')},
+                         {(a['type'], a['state']) for a in actions})
+        shrunk = self._sizes()
+        for name, size in shrunk.items():
+            # Idle guests commit little: down by more than the agent's
+            # smallest change, never below its floor.
+            self.assertLess(size, FLAVOR_MB - 32, shrunk)
+            self.assertGreaterEqual(size, 256 - 8, shrunk)
+
+        base.wait_for('KSM merging', lambda: int(_ksm('pages_sharing')) > 0,
+                      timeout=120)
+        _, actions = self._audit('memory_cache_efficiency', 'ksm_balloon')
+        self.assertEqual({('cams_balloon', 'SUCCEEDED')},
+                         {(a['type'], a['state']) for a in actions})
+        for name, size in self._sizes().items():
+            self.assertLessEqual(abs(size - FLAVOR_MB), 8, name)
+
+        def pinned():
+            # Guests that share nothing are not pinned, and the agent
+            # reuses a sharing matrix for up to 120 s: audit again until it
+            # sees the merged pages.
+            _, acts = self._audit('cpu_cache_affinity',
+                                  'sharing_aware_pinning')
+            return acts
+        actions = base.wait_for('pin actions', pinned, timeout=400,
+                                every=20)
+        self.assertEqual({('cams_pin_vcpus', 'SUCCEEDED')},
+                         {(a['type'], a['state']) for a in actions})
+        placed = [self._pinned_cpus(s) for s in self.servers.values()]
+        # Both guests on the same single-CPU "LLC".
+        self.assertEqual(1, len(placed[0]), placed)
+        self.assertEqual(placed[0], placed[1])
+
+    @staticmethod
+    def _restore_ksm(saved):
+        if saved['run'] == '0':
+            _ksm('run', '2')  # unmerge what this test merged, then stop
+        for name in ('pages_to_scan', 'sleep_millisecs', 'run'):
+            _ksm(name, saved[name])

@@ -1,0 +1,75 @@
+"""Watcher's taskflow engine, plus the revert of a failed or cancelled plan.
+
+Watcher 17's engine catches a failing action inside its task, so taskflow
+never reverts anything, and ``[watcher_applier]
+rollback_when_actionplan_failed`` is deprecated as not working; a cancel
+reverts nothing by design. This engine runs a plan exactly as Watcher's
+does. When an action failed or the plan was cancelled, it then reverts the
+watcher-cams actions of the plan that had succeeded, newest first, each
+through its agent (which restores what it recorded before the change).
+Other actions (migrations, resizes) are Watcher's own and stay as they are.
+
+A reverted action keeps the state SUCCEEDED (Watcher has no state for it)
+and says ``Reverted: ...`` in its status message.
+"""
+
+from oslo_log import log
+from watcher.applier.workflow_engine import default
+from watcher.common import exception
+from watcher import objects
+
+from watcher_cams import rpcapi
+
+LOG = log.getLogger(__name__)
+
+KINDS = ('cams_balloon', 'cams_pin_vcpus')
+REVERTED = 'Reverted: '
+
+
+class RevertingWorkFlowEngine(default.DefaultWorkFlowEngine):
+    """Taskflow as Watcher runs it; what failed or was cancelled reverts."""
+
+    def execute(self, actions):
+        try:
+            flow = super().execute(actions)
+        except exception.ActionPlanCancelled:
+            self.revert_applied(actions, 'the action plan was cancelled')
+            raise
+        except Exception:
+            self.revert_applied(actions, 'the action plan failed')
+            raise
+        if any(self._reload(a).state == objects.action.State.FAILED
+               for a in actions):
+            self.revert_applied(actions, 'an action of the plan failed')
+        return flow
+
+    def _reload(self, action):
+        return objects.Action.get_by_uuid(self.context, action.uuid)
+
+    def revert_applied(self, actions, why):
+        """Revert the plan's succeeded watcher-cams actions, newest first."""
+        order = {a.uuid: n for n, a in enumerate(actions)}
+        done = [self._reload(a) for a in actions if a.action_type in KINDS]
+        done = [a for a in done
+                if a.state == objects.action.State.SUCCEEDED
+                and not (a.status_message or '').startswith(REVERTED)]
+        done.sort(key=lambda a: (a.updated_at is not None, a.updated_at,
+                                 order[a.uuid]), reverse=True)
+        for db_action in done:
+            try:
+                action = self.action_factory.make_action(db_action)
+                answer = action.revert()
+            except (rpcapi.AgentUnreachable, rpcapi.AgentError,
+                    exception.WatcherException) as exc:
+                # The guest keeps the change; the guards held when it was
+                # made and the next audit sees it.
+                LOG.error('%s %s of the plan was not reverted after %s: %s',
+                          db_action.action_type, db_action.uuid, why, exc)
+                self.notify(db_action, db_action.state,
+                            status_message='Not reverted after %s: %s'
+                            % (why, exc))
+                continue
+            LOG.warning('%s %s reverted after %s: %s', db_action.action_type,
+                        db_action.uuid, why, answer)
+            self.notify(db_action, db_action.state,
+                        status_message=REVERTED + why)
