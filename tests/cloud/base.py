@@ -148,5 +148,6 @@ def plan_actions(plan):
             # Older clients print the mapping as Python, newer as JSON.
             params = ast.literal_eval(params)
         out.append({'type': action['Action'], 'state': action['State'],
-                    'params': params, 'created': action['Created At']})
+                    'params': params, 'created': action['Created At'],
+                    'message': action.get('Status Message') or ''})
     return sorted(out, key=lambda a: a['created'])

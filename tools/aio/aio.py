@@ -348,6 +348,9 @@ def configs():
             'oslo_messaging_notifications': {'driver': 'messagingv2'},
             'oslo_concurrency': {'lock_path': os.path.join(DATA,
                                                            'watcher')},
+            # A tiny guest's balloon settles in seconds; a dead agent
+            # should fail an action in half a minute, not two.
+            'watcher_cams_agent': {'action_timeout': '30'},
         }, deploy.watcher()),
     }
     # These machines have one L3, where vCPU placement has nothing to
@@ -525,6 +528,13 @@ def nova():
     say('nova is up with %d computes' % len(COMPUTES))
 
 
+def start_agent(node):
+    """watcher-cams-agent of ``node``, inside its libvirtd's namespace."""
+    daemon('watcher-cams-agent-' + node, [
+        os.path.join(BIN, 'watcher-cams-agent'), '--config-file',
+        conf('watcher-cams/agent-%s.conf' % node)], namespace_of=node)
+
+
 def watcher_and_agents():
     watcher_conf = conf('watcher/watcher.conf')
     run(os.path.join(BIN, 'watcher-db-manage'), '--config-file',
@@ -536,9 +546,7 @@ def watcher_and_agents():
             os.path.join(BIN, 'watcher-' + service), '--config-file',
             watcher_conf])
     for node, _, _ in COMPUTES:
-        daemon('watcher-cams-agent-' + node, [
-            os.path.join(BIN, 'watcher-cams-agent'), '--config-file',
-            conf('watcher-cams/agent-%s.conf' % node)], namespace_of=node)
+        start_agent(node)
     wait('watcher-api', lambda: http_up('http://127.0.0.1:9322/'))
     say('watcher and the agents are up')
 

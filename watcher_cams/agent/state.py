@@ -5,10 +5,12 @@ rename, fsync the directory), so a crash leaves the old or the new state,
 never half of one. Per instance::
 
     {"balloon": {"target_mb": 1536, "previous_mb": 2048,
-                 "original_mb": 2048, "max_mb": 2048, "reason": "...",
-                 "time": 1.7e9, "qemu_pid": 4242},
+                 "earlier_mb": [2048], "original_mb": 2048,
+                 "max_mb": 2048, "reason": "...", "time": 1.7e9,
+                 "qemu_pid": 4242},
      "affinity": {"cpus": [0, 1], "previous": {"vcpus": [[0, 1]],
-                  "emulator": [0, 1]}, "original": {...}, "time": 1.7e9},
+                  "emulator": [0, 1]}, "earlier": [{...}],
+                  "original": {...}, "time": 1.7e9},
      "policy_state": {...}}
 
 ``previous`` is what revert restores (the value before the last change);

@@ -149,10 +149,18 @@ class TestBalloon(ManagerTestCase):
         self.assertEqual((512, 768, 1024), (entry['target_mb'],
                                             entry['previous_mb'],
                                             entry['original_mb']))
+        # Reverts undo newest first (a plan that resized A twice and failed
+        # is undone to where it started; on the all-in-one cloud the
+        # second revert used to redo the first).
         mgr.revert(A, 'balloon')
         self.assertEqual(768 * 1024, self.a.actual_kib)
-        mgr.revert(A, 'balloon')  # a revert is a change: this undoes it
-        self.assertEqual(512 * 1024, self.a.actual_kib)
+        entry = mgr.get_state()['instances'][A]['balloon']
+        self.assertEqual((768, 1024), (entry['target_mb'],
+                                       entry['previous_mb']))
+        mgr.revert(A, 'balloon')
+        self.assertEqual(1024 * 1024, self.a.actual_kib)
+        self.assertNotIn(A, mgr.get_state()['instances'])
+        self.assertRaises(controllers.Refused, mgr.revert, A, 'balloon')
 
     def test_guards(self):
         mgr = self.manager(**{'watcher_cams_guards.max_step_mb': 512})
@@ -247,6 +255,15 @@ class TestPinning(ManagerTestCase):
         self.assertEqual([(False, True)], self.a.pins)
         self.assertEqual((False, True), self.a.emulator)
         self.assertFalse(mgr.get_report()['guests'][0]['dedicated'])
+        mgr.revert(A, 'affinity')
+        self.assertEqual([(True, True)], self.a.pins)
+        self.assertNotIn(A, mgr.get_state()['instances'])
+        # Two changes, two reverts: back to the first, then the original.
+        mgr.set_affinity(A, [1])
+        mgr.set_affinity(A, [0])
+        self.assertEqual([(True, False)], self.a.pins)
+        mgr.revert(A, 'affinity')
+        self.assertEqual([(False, True)], self.a.pins)
         mgr.revert(A, 'affinity')
         self.assertEqual([(True, True)], self.a.pins)
         self.assertNotIn(A, mgr.get_state()['instances'])

@@ -19,6 +19,17 @@ LOG = log.getLogger(__name__)
 KIND = 'balloon'
 
 
+# Changes a guest's record can undo, newest last.
+MAX_UNDO = 16
+
+
+def _earlier(entry):
+    """The sizes before each undoable change; older records had one."""
+    if 'earlier_mb' in entry:
+        return list(entry['earlier_mb'])
+    return [entry['previous_mb']] if 'previous_mb' in entry else []
+
+
 class BalloonController:
     def __init__(self, state, cfg, timeout=60.0, tolerance_mb=4,
                  poll=0.2, clock=time.monotonic, sleep=time.sleep):
@@ -82,8 +93,10 @@ class BalloonController:
     def set(self, dom, guest, account, target_mb, reason='', qemu_pid=None):
         self.check(guest, account, target_mb)
         entry = self.state.get(guest.uuid, KIND) or {}
+        earlier = (_earlier(entry) + [guest.actual_mb])[-MAX_UNDO:]
         self.state.record(guest.uuid, KIND, {
             'target_mb': target_mb, 'previous_mb': guest.actual_mb,
+            'earlier_mb': earlier,
             'original_mb': entry.get('original_mb', guest.actual_mb),
             'max_mb': guest.max_mb,
             'reason': str(reason)[:255], 'time': time.time(),
@@ -98,17 +111,23 @@ class BalloonController:
         if not entry:
             raise controllers.Refused('no balloon change of %s to revert'
                                       % guest.uuid)
-        target = entry['previous_mb']
+        # Reverts undo changes newest first, so a plan that resized one
+        # guest twice is undone back to where it started; past the kept
+        # history a revert goes back to the original size.
+        earlier = _earlier(entry)
+        target = earlier.pop() if earlier else entry['original_mb']
         # A revert may take back a whole step, but the floor and capacity
         # guards still hold.
         self.check(guest, account, target, step=False)
         LOG.warning('Balloon %s: reverting %d -> %d MiB', guest.uuid,
                     guest.actual_mb, target)
         actual = self.resize(dom, target)
-        if target == entry['original_mb']:
+        if not earlier and target == entry['original_mb']:
             self.state.forget(guest.uuid, KIND)
         else:
-            entry.update(target_mb=target, previous_mb=guest.actual_mb,
+            entry.update(target_mb=target, earlier_mb=earlier,
+                         previous_mb=(earlier[-1] if earlier
+                                      else entry['original_mb']),
                          reason='revert', time=time.time(),
                          qemu_pid=qemu_pid)
             self.state.record(guest.uuid, KIND, entry)

@@ -37,6 +37,17 @@ def is_dedicated(domain, dedicated_cpus, recorded=False):
             and domain.host_cpus > 1)
 
 
+# Changes a guest's record can undo, newest last.
+MAX_UNDO = 16
+
+
+def _earlier(entry):
+    """The affinities before each undoable change; older records had one."""
+    if 'earlier' in entry:
+        return list(entry['earlier'])
+    return [entry['previous']] if 'previous' in entry else []
+
+
 class PinningController:
     def __init__(self, state, shared_cpus, dedicated_cpus=()):
         self.state = state
@@ -81,8 +92,9 @@ class PinningController:
         now = {'vcpus': domain.vcpu_cpus, 'emulator': domain.emulator_cpus}
         cpus = sorted(set(cpus))
         pinned = {'vcpus': [cpus] * domain.vcpus, 'emulator': cpus}
+        earlier = (_earlier(entry) + [now])[-MAX_UNDO:]
         self.state.record(domain.uuid, KIND, {
-            'pinned': pinned, 'previous': now,
+            'pinned': pinned, 'previous': now, 'earlier': earlier,
             'original': entry.get('original', now),
             'reason': str(reason)[:255], 'time': time.time(),
             'qemu_pid': domain.qemu_pid})
@@ -97,15 +109,17 @@ class PinningController:
         if not entry:
             raise controllers.Refused('no affinity change of %s to revert'
                                       % domain.uuid)
-        back = entry['previous']
+        # Newest change first, as for balloons.
+        earlier = _earlier(entry)
+        back = earlier.pop() if earlier else entry['original']
         LOG.warning('Affinity %s: reverting to %s', domain.uuid, back)
         self.apply(domain.dom, back['vcpus'], back['emulator'],
                    domain.host_cpus)
-        if back == entry['original']:
+        if not earlier and back == entry['original']:
             self.state.forget(domain.uuid, KIND)
         else:
-            entry.update(previous={'vcpus': domain.vcpu_cpus,
-                                   'emulator': domain.emulator_cpus},
+            entry.update(previous=earlier[-1] if earlier
+                         else entry['original'], earlier=earlier,
                          pinned=back, reason='revert', time=time.time(),
                          qemu_pid=domain.qemu_pid)
             self.state.record(domain.uuid, KIND, entry)
