@@ -84,8 +84,8 @@ class AgentAction(rpcapi.UsesAgent, base.BaseAction, metaclass=abc.ABCMeta):
 
         One agent call takes seconds and leaves the guest within the
         guards, and interrupting it could leave the agent's record and the
-        guest apart. What a cancelled plan already applied stays (Watcher
-        reverts on failure only); a new audit or plan changes it back.
+        guest apart. The plugin's workflow engine (cams_taskflow) then
+        reverts it with the rest of the cancelled plan.
         """
         LOG.info('%s of %s on %s cannot be interrupted; it finishes',
                  self.KIND, self.instance, self.host)

@@ -19,17 +19,6 @@ LOG = log.getLogger(__name__)
 KIND = 'balloon'
 
 
-# Changes a guest's record can undo, newest last.
-MAX_UNDO = 16
-
-
-def _earlier(entry):
-    """The sizes before each undoable change; older records had one."""
-    if 'earlier_mb' in entry:
-        return list(entry['earlier_mb'])
-    return [entry['previous_mb']] if 'previous_mb' in entry else []
-
-
 class BalloonController:
     def __init__(self, state, cfg, timeout=60.0, tolerance_mb=4,
                  poll=0.2, clock=time.monotonic, sleep=time.sleep):
@@ -93,7 +82,8 @@ class BalloonController:
     def set(self, dom, guest, account, target_mb, reason='', qemu_pid=None):
         self.check(guest, account, target_mb)
         entry = self.state.get(guest.uuid, KIND) or {}
-        earlier = (_earlier(entry) + [guest.actual_mb])[-MAX_UNDO:]
+        earlier = controllers.with_undo(entry, 'earlier_mb', 'previous_mb',
+                                        guest.actual_mb)
         self.state.record(guest.uuid, KIND, {
             'target_mb': target_mb, 'previous_mb': guest.actual_mb,
             'earlier_mb': earlier,
@@ -114,7 +104,7 @@ class BalloonController:
         # Reverts undo changes newest first, so a plan that resized one
         # guest twice is undone back to where it started; past the kept
         # history a revert goes back to the original size.
-        earlier = _earlier(entry)
+        earlier = controllers.undo_history(entry, 'earlier_mb', 'previous_mb')
         target = earlier.pop() if earlier else entry['original_mb']
         # A revert may take back a whole step, but the floor and capacity
         # guards still hold.

@@ -37,17 +37,6 @@ def is_dedicated(domain, dedicated_cpus, recorded=False):
             and domain.host_cpus > 1)
 
 
-# Changes a guest's record can undo, newest last.
-MAX_UNDO = 16
-
-
-def _earlier(entry):
-    """The affinities before each undoable change; older records had one."""
-    if 'earlier' in entry:
-        return list(entry['earlier'])
-    return [entry['previous']] if 'previous' in entry else []
-
-
 class PinningController:
     def __init__(self, state, shared_cpus, dedicated_cpus=()):
         self.state = state
@@ -92,7 +81,7 @@ class PinningController:
         now = {'vcpus': domain.vcpu_cpus, 'emulator': domain.emulator_cpus}
         cpus = sorted(set(cpus))
         pinned = {'vcpus': [cpus] * domain.vcpus, 'emulator': cpus}
-        earlier = (_earlier(entry) + [now])[-MAX_UNDO:]
+        earlier = controllers.with_undo(entry, 'earlier', 'previous', now)
         self.state.record(domain.uuid, KIND, {
             'pinned': pinned, 'previous': now, 'earlier': earlier,
             'original': entry.get('original', now),
@@ -110,7 +99,7 @@ class PinningController:
             raise controllers.Refused('no affinity change of %s to revert'
                                       % domain.uuid)
         # Newest change first, as for balloons.
-        earlier = _earlier(entry)
+        earlier = controllers.undo_history(entry, 'earlier', 'previous')
         back = earlier.pop() if earlier else entry['original']
         LOG.warning('Affinity %s: reverting to %s', domain.uuid, back)
         self.apply(domain.dom, back['vcpus'], back['emulator'],
