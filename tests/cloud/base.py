@@ -80,6 +80,22 @@ def boot(names, flavor='cams.tiny'):
             for name in names}
 
 
+def delete_server(server_id):
+    """Delete a server and wait; one a test deleted already is fine."""
+    try:
+        openstack_quiet('server', 'delete', '--wait', server_id)
+    except RuntimeError:
+        pass
+
+
+def boot_for(test, names, flavor='cams.tiny'):
+    """``boot``, with each server deleted when ``test`` ends."""
+    servers = boot(names, flavor)
+    for server_id in servers.values():
+        test.addCleanup(delete_server, server_id)
+    return servers
+
+
 def libvirt_uri(node=NODE):
     return 'qemu+unix:///system?socket=%s' % os.path.join(
         aio.libvirt_dir(node), 'run', 'libvirt-sock')
@@ -114,8 +130,8 @@ def finished(kind, uuid):
     return state if state in ('SUCCEEDED', 'FAILED', 'CANCELLED') else None
 
 
-def run_actions(actions):
-    """An actuator audit with ``actions``, its plan applied: (plan, state).
+def start_actions(actions):
+    """An actuator audit with ``actions``, its plan started: the plan.
 
     The actuator strategy keeps the given order: one cams_balloon after
     the other (the shipped parallelization is 1).
@@ -129,6 +145,12 @@ def run_actions(actions):
     plan = openstack('optimize', 'actionplan', 'list', '--audit', audit)[0][
         'UUID']
     openstack('optimize', 'actionplan', 'start', plan)
+    return plan
+
+
+def run_actions(actions):
+    """``start_actions``, waited for: (plan, its final state)."""
+    plan = start_actions(actions)
     return plan, wait_for('action plan', lambda: finished('actionplan', plan))
 
 

@@ -32,11 +32,8 @@ class TestCacheAwareAudit(testtools.TestCase):
     def setUp(self):
         super().setUp()
         base.cloud()
-        self.servers = base.boot([g.name for g in EXP.guests],
-                                 flavor='cams.lab')
-        for server_id in self.servers.values():
-            self.addCleanup(base.openstack_quiet, 'server', 'delete',
-                            '--wait', server_id)
+        self.servers = base.boot_for(self, [g.name for g in EXP.guests],
+                                     flavor='cams.lab')
 
     def _start_readers(self):
         for seed, spec in enumerate(EXP.guests, 1):

@@ -7,7 +7,6 @@ it can be reverted or restored), records of deleted guests are dropped, and
 the next audit or plan works again.
 """
 
-import json
 import os
 import signal
 import subprocess
@@ -17,6 +16,7 @@ import libvirt
 import testtools
 
 from tests.cloud import base
+from watcher_cams.agent import state as state_store
 
 aio = base.aio
 FLOOR_MB = 256
@@ -24,9 +24,9 @@ SLACK_MB = 8
 
 
 def agent_state():
-    path = os.path.join(aio.DATA, 'agent-' + base.NODE, 'agent-state.json')
-    with open(path) as f:
-        return json.load(f)['instances']
+    """The agent's records, read as the agent and Nova's driver do."""
+    return state_store.StateStore(os.path.join(
+        aio.DATA, 'agent-' + base.NODE)).all()
 
 
 class TestFaults(testtools.TestCase):
@@ -36,19 +36,6 @@ class TestFaults(testtools.TestCase):
         base.cloud()
         self.conn = libvirt.open(base.libvirt_uri())
         self.addCleanup(self.conn.close)
-
-    def _boot(self, *names):
-        servers = base.boot(names)
-        for server_id in servers.values():
-            self.addCleanup(self._delete, server_id)
-        return servers
-
-    @staticmethod
-    def _delete(server_id):
-        try:
-            base.openstack_quiet('server', 'delete', '--wait', server_id)
-        except RuntimeError:
-            pass  # the test deleted it already
 
     def assert_nothing_lost(self):
         state = agent_state()
@@ -63,25 +50,13 @@ class TestFaults(testtools.TestCase):
                               '%s at %d of %d MiB without a record'
                               % (uuid, actual, full))
 
-    def _start_plan(self, actions):
-        """An actuator audit's plan, started but not waited for."""
-        audit = base.openstack(
-            'optimize', 'audit', 'create', '-g', 'unclassified', '-s',
-            'actuator', '-p', 'actions=%s' % json.dumps(actions))['UUID']
-        self.assertEqual('SUCCEEDED', base.wait_for(
-            'audit', lambda: base.finished('audit', audit)))
-        plan = base.openstack('optimize', 'actionplan', 'list', '--audit',
-                              audit)[0]['UUID']
-        base.openstack('optimize', 'actionplan', 'start', plan)
-        return plan
-
     def _first_done(self, plan):
         return base.wait_for('the first action', lambda: any(
             a['state'] in ('SUCCEEDED', 'FAILED')
             for a in base.plan_actions(plan)), timeout=120, every=0.5)
 
     def test_rabbitmq_restarted_during_a_continuous_audit(self):
-        servers = self._boot('cams-fault-mq')
+        servers = base.boot_for(self, ['cams-fault-mq'])
         server_id = servers['cams-fault-mq']
         audit = base.openstack(
             'optimize', 'audit', 'create', '-g', 'memory_cache_efficiency',
@@ -107,9 +82,10 @@ class TestFaults(testtools.TestCase):
         self.assert_nothing_lost()
 
     def test_agent_killed_and_restarted_mid_plan(self):
-        servers = self._boot('cams-fault-agent-1', 'cams-fault-agent-2')
+        servers = base.boot_for(
+            self, ['cams-fault-agent-1', 'cams-fault-agent-2'])
         ids = list(servers.values())
-        plan = self._start_plan(
+        plan = base.start_actions(
             [base.balloon_action(s, 448) for s in ids]
             + [base.balloon_action(s, 384) for s in ids])
         self._first_done(plan)
@@ -145,14 +121,15 @@ class TestFaults(testtools.TestCase):
         self.assert_nothing_lost()
 
     def test_guest_deleted_mid_plan(self):
-        servers = self._boot('cams-fault-del-1', 'cams-fault-del-2')
+        servers = base.boot_for(
+            self, ['cams-fault-del-1', 'cams-fault-del-2'])
         kept, deleted = servers['cams-fault-del-1'], servers[
             'cams-fault-del-2']
-        plan = self._start_plan([base.balloon_action(kept, 448),
-                                 base.balloon_action(deleted, 448),
-                                 base.balloon_action(deleted, 384)])
+        plan = base.start_actions([base.balloon_action(kept, 448),
+                                   base.balloon_action(deleted, 448),
+                                   base.balloon_action(deleted, 384)])
         self._first_done(plan)
-        base.openstack_quiet('server', 'delete', '--wait', deleted)
+        base.delete_server(deleted)
         state = base.wait_for('the plan', lambda: base.finished(
             'actionplan', plan), timeout=300, every=3)
         self.assertIn(state, ('SUCCEEDED', 'FAILED'))

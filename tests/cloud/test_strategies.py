@@ -36,10 +36,7 @@ class TestStrategiesOnTheCloud(testtools.TestCase):
     def setUp(self):
         super().setUp()
         base.cloud()
-        self.servers = base.boot(SERVERS)
-        for server_id in self.servers.values():
-            self.addCleanup(base.openstack_quiet, 'server', 'delete',
-                            '--wait', server_id)
+        self.servers = base.boot_for(self, SERVERS)
 
     def _audit(self, goal, strategy):
         """A one-shot audit, its plan applied: (plan or None, actions)."""
