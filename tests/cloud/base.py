@@ -7,6 +7,7 @@ CAMS_AIO_KEEP=1.
 
 import ast
 import atexit
+import datetime
 import json
 import os
 import subprocess
@@ -15,6 +16,8 @@ import threading
 import time
 
 import libvirt
+
+from watcher_cams.lab import guests as lab_guests
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -72,12 +75,44 @@ def wait_for(what, check, timeout=180.0, every=2.0):
 
 
 def boot(names, flavor='cams.tiny'):
-    """Servers on NODE, ACTIVE; {name: id}."""
-    return {name: openstack('server', 'create', '--flavor', flavor,
-                            '--image', 'cams-tiny', '--nic', 'none',
-                            '--host', NODE, '--wait', name,
-                            api='2.74')['id']
-            for name in names}
+    """Servers on NODE, ACTIVE and their guest agents answering; {name: id}.
+
+    The agent reads a guest's memory figures through its guest agent, which
+    under TCG answers seconds after Nova calls the server ACTIVE; an audit
+    in between would leave the guest out.
+    """
+    servers = {}
+    for name in names:
+        try:
+            servers[name] = openstack(
+                'server', 'create', '--flavor', flavor, '--image',
+                'cams-tiny', '--nic', 'none', '--host', NODE, '--wait',
+                name, api='2.74')['id']
+        except RuntimeError as exc:
+            raise RuntimeError('%s\nNova says: %s' % (exc, why_failed(name)))
+    for server_id in servers.values():
+        lab_guests.wait_for_agent(domain(server_id), timeout=300)
+    return servers
+
+
+def why_failed(name):
+    """The fault Nova recorded for a server, and the compute services."""
+    try:
+        fault = (openstack('server', 'show', name) or {}).get('fault')
+        services = [(s['Binary'], s['Host'], s['State']) for s in
+                    openstack('compute', 'service', 'list')]
+    except RuntimeError as exc:
+        return 'nothing (%s)' % exc
+    return 'fault %r; services %r' % (fault, services)
+
+
+def compute_heard_from(node=NODE):
+    """When Nova last heard from ``node``'s nova-compute (aware, UTC)."""
+    for service in openstack('compute', 'service', 'list', '--service',
+                             'nova-compute', '--host', node):
+        return datetime.datetime.fromisoformat(
+            service['Updated At']).replace(tzinfo=datetime.timezone.utc)
+    raise AssertionError('no nova-compute on %s' % node)
 
 
 def delete_server(server_id):

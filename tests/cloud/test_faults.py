@@ -7,6 +7,7 @@ it can be reverted or restored), records of deleted guests are dropped, and
 the next audit or plan works again.
 """
 
+import datetime
 import os
 import signal
 import subprocess
@@ -72,6 +73,7 @@ class TestFaults(testtools.TestCase):
         time.sleep(10)
         subprocess.run(['rabbitmqctl', 'start_app'], check=True,
                        capture_output=True)
+        restarted = datetime.datetime.now(datetime.timezone.utc)
         self.assert_nothing_lost()
         # After the broker is back: a plan reaches the agent again...
         _, state = base.run_actions([base.balloon_action(server_id, 512)])
@@ -80,6 +82,13 @@ class TestFaults(testtools.TestCase):
         base.wait_for('a cycle after the restart', lambda: base.actual_mb(
             server_id) < 512 - 32, timeout=300, every=5)
         self.assert_nothing_lost()
+        # Nova comes back too, once the compute's heartbeat lost in the
+        # outage has timed out (rpc_response_timeout, 60 s): until then the
+        # scheduler counts the node as down (NoValidHost).
+        base.wait_for('nova-compute on %s heard from' % base.NODE,
+                      lambda: base.compute_heard_from() > restarted,
+                      timeout=240, every=5)
+        base.boot_for(self, ['cams-fault-mq-after'])
 
     def test_agent_killed_and_restarted_mid_plan(self):
         servers = base.boot_for(
