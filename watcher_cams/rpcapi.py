@@ -9,6 +9,9 @@ API version history:
 
 * 1.0 - get_report, set_balloon, set_affinity, revert, get_state,
   save_policy_state
+* 1.1 - set_balloon, set_affinity and revert take an optional change_id:
+  the agent records it with the change, and a revert naming it undoes that
+  change only (``not_applied`` if the agent never recorded it)
 """
 
 from oslo_config import cfg
@@ -73,7 +76,7 @@ EXCHANGE = 'watcher_cams'
 
 
 class AgentAPI:
-    VERSION = '1.0'
+    VERSION = '1.1'
 
     def __init__(self, conf=None, transport=None):
         self._conf = conf or CONF
@@ -84,13 +87,36 @@ class AgentAPI:
         self._client = messaging.get_rpc_client(self._transport, target)
 
     def _call(self, host, method, timeout, **kwargs):
-        cctxt = self._client.prepare(server=host, timeout=timeout)
+        # A call without a change id asks 1.0, which every agent serves.
+        if kwargs.get('change_id', 0) is None:
+            del kwargs['change_id']
+        if 'change_id' not in kwargs:
+            return self._send(host, method, timeout, '1.0', kwargs)
+        try:
+            return self._send(host, method, timeout, '1.1', kwargs)
+        except AgentError as exc:
+            if exc.exc_type != 'UnsupportedVersion':
+                raise
+        # An agent not upgraded yet (it refused before doing anything):
+        # the same call without the id, reverts newest first as before.
+        LOG.warning('watcher-cams-agent on %s is older than API 1.1: %s '
+                    'without change id', host, method)
+        del kwargs['change_id']
+        return self._send(host, method, timeout, '1.0', kwargs)
+
+    def _send(self, host, method, timeout, version, kwargs):
+        cctxt = self._client.prepare(server=host, timeout=timeout,
+                                     version=version)
         try:
             return cctxt.call({}, method, **kwargs)
         except messaging.MessagingTimeout as exc:
             raise AgentUnreachable(host, str(exc)) from exc
         except messaging.RemoteError as exc:
             raise AgentError(host, method, exc.exc_type, exc.value) from exc
+        except messaging.UnsupportedVersion as exc:
+            # It answered: an agent older than this client's request.
+            raise AgentError(host, method, 'UnsupportedVersion',
+                             str(exc).split('\n')[0]) from exc
         except messaging.MessagingException as exc:
             raise AgentUnreachable(host, str(exc)) from exc
         except cfg.Error:
@@ -108,27 +134,32 @@ class AgentAPI:
         return self._call(host, 'get_report',
                           self._conf.watcher_cams_agent.report_timeout)
 
-    def set_balloon(self, host, instance, target_mb, reason=''):
+    def set_balloon(self, host, instance, target_mb, reason='',
+                    change_id=None):
         """Resize a guest's balloon; returns {previous_mb, actual_mb}."""
         return self._call(host, 'set_balloon',
                           self._conf.watcher_cams_agent.action_timeout,
                           instance=instance, target_mb=int(target_mb),
-                          reason=reason)
+                          reason=reason, change_id=change_id)
 
-    def set_affinity(self, host, instance, cpus, reason=''):
+    def set_affinity(self, host, instance, cpus, reason='', change_id=None):
         """Pin all vCPUs and the emulator of a guest to ``cpus``."""
         return self._call(host, 'set_affinity',
                           self._conf.watcher_cams_agent.action_timeout,
                           instance=instance, cpus=[int(c) for c in cpus],
-                          reason=reason)
+                          reason=reason, change_id=change_id)
 
-    def revert(self, host, instance, kind):
-        """Restore what the agent recorded before the last change."""
+    def revert(self, host, instance, kind, change_id=None):
+        """Restore what the agent recorded before the last change.
+
+        With ``change_id``: before that change, if it is the newest; the
+        answer is ``{'not_applied': change_id}`` if it was never recorded.
+        """
         if kind not in KINDS:
             raise ValueError('kind must be one of %s' % (KINDS,))
         return self._call(host, 'revert',
                           self._conf.watcher_cams_agent.action_timeout,
-                          instance=instance, kind=kind)
+                          instance=instance, kind=kind, change_id=change_id)
 
     def get_state(self, host):
         """The agent's persisted targets and originals per instance."""

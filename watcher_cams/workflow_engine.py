@@ -5,29 +5,52 @@ never reverts anything, and ``[watcher_applier]
 rollback_when_actionplan_failed`` is deprecated as not working; a cancel
 reverts nothing by design. This engine runs a plan exactly as Watcher's
 does. When an action failed or the plan was cancelled, it then reverts the
-watcher-cams actions of the plan that had succeeded, newest first, each
-through its agent (which restores what it recorded before the change).
+watcher-cams actions of the plan that succeeded or failed, newest first,
+each through its agent (which restores what it recorded before the change).
 Other actions (migrations, resizes) are Watcher's own and stay as they are.
 
-A reverted action keeps the state SUCCEEDED (Watcher has no state for it)
-and says ``Reverted: ...`` in its status message.
+Each watcher-cams action passes its Watcher uuid to the agent as the change
+id, which the agent records with the change. A revert names it, so the
+agent undoes exactly that change: a FAILED action whose agent recorded and
+made the change but died before replying is undone too, and one the agent
+never recorded (refused, or lost) undoes nothing else in its place.
+
+A reverted action keeps its state (Watcher has no state for it) and says
+``Reverted: ...`` in its status message.
 """
 
 from oslo_log import log
+from watcher.applier.actions import factory
 from watcher.applier.workflow_engine import default
 from watcher.common import exception
 from watcher import objects
 
+from watcher_cams.actions import base as actions_base
 from watcher_cams import rpcapi
 
 LOG = log.getLogger(__name__)
 
 KINDS = ('cams_balloon', 'cams_pin_vcpus')
 REVERTED = 'Reverted: '
+REVERTIBLE = (objects.action.State.SUCCEEDED, objects.action.State.FAILED)
+
+
+class ChangeIdActionFactory(factory.ActionFactory):
+    """Watcher's action factory; agent actions get their uuid as change id."""
+
+    def make_action(self, object_action, osc=None):
+        action = super().make_action(object_action, osc=osc)
+        if isinstance(action, actions_base.AgentAction):
+            action.change_id = object_action.uuid
+        return action
 
 
 class RevertingWorkFlowEngine(default.DefaultWorkFlowEngine):
     """Taskflow as Watcher runs it; what failed or was cancelled reverts."""
+
+    def __init__(self, config, context=None, applier_manager=None):
+        super().__init__(config, context, applier_manager)
+        self._action_factory = ChangeIdActionFactory()
 
     def execute(self, actions):
         try:
@@ -47,11 +70,11 @@ class RevertingWorkFlowEngine(default.DefaultWorkFlowEngine):
         return objects.Action.get_by_uuid(self.context, action.uuid)
 
     def revert_applied(self, actions, why):
-        """Revert the plan's succeeded watcher-cams actions, newest first."""
+        """Revert the plan's run watcher-cams actions, newest first."""
         order = {a.uuid: n for n, a in enumerate(actions)}
         done = [self._reload(a) for a in actions if a.action_type in KINDS]
         done = [a for a in done
-                if a.state == objects.action.State.SUCCEEDED
+                if a.state in REVERTIBLE
                 and not (a.status_message or '').startswith(REVERTED)]
         done.sort(key=lambda a: (a.updated_at is not None, a.updated_at,
                                  order[a.uuid]), reverse=True)
@@ -68,6 +91,12 @@ class RevertingWorkFlowEngine(default.DefaultWorkFlowEngine):
                 self.notify(db_action, db_action.state,
                             status_message='Not reverted after %s: %s'
                             % (why, exc))
+                continue
+            if isinstance(answer, dict) and 'not_applied' in answer:
+                # Refused or lost before the agent recorded it: its state
+                # and message (the failure) stay as they are.
+                LOG.info('%s %s: the agent never applied it, nothing to '
+                         'revert', db_action.action_type, db_action.uuid)
                 continue
             LOG.warning('%s %s reverted after %s: %s', db_action.action_type,
                         db_action.uuid, why, answer)

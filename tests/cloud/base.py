@@ -13,10 +13,10 @@ import os
 import subprocess
 import sys
 import threading
-import time
 
 import libvirt
 
+from watcher_cams.lab import cloud_api
 from watcher_cams.lab import guests as lab_guests
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -63,15 +63,11 @@ def openstack_quiet(*args):
 
 
 def wait_for(what, check, timeout=180.0, every=2.0):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(every)
-    raise AssertionError('%s: not within %.0f s (last: %r)'
-                         % (what, timeout, last))
+    """``cloud_api.wait``, failing the test when it gives up."""
+    try:
+        return cloud_api.wait(what, check, timeout, every)
+    except cloud_api.CloudError as exc:
+        raise AssertionError(str(exc)) from None
 
 
 def boot(names, flavor='cams.tiny'):
@@ -132,8 +128,7 @@ def boot_for(test, names, flavor='cams.tiny'):
 
 
 def libvirt_uri(node=NODE):
-    return 'qemu+unix:///system?socket=%s' % os.path.join(
-        aio.libvirt_dir(node), 'run', 'libvirt-sock')
+    return aio.libvirt_uri(node)
 
 
 def virsh(*args, node=NODE):

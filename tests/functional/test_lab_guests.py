@@ -46,8 +46,9 @@ class TestRealGuestLab(testtools.TestCase):
     def test_static_then_the_strategies(self):
         out = tempfile.mkdtemp(prefix='cams-ft-lab-')
         lines = []
-        rows, checks = rg.run(self.exp, self.image_dir, out, lines.append,
-                              stream=io.StringIO(), uri=env.URI)
+        lab = rg.LocalLab(self.exp, self.image_dir, env.URI, lines.append)
+        rows, checks = rg.run(self.exp, lab, out, lines.append,
+                              stream=io.StringIO())
         with open(os.path.join(out, 'results.json')) as f:
             results = json.load(f)
         self.assertEqual(list(self.exp.strategies),

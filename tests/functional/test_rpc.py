@@ -104,6 +104,16 @@ class TestAgentOverRabbitMQ(base.AgentTestCase):
         self.client.revert(self.host, b, 'balloon')
         self.assertBalloon(env.GUEST_MB, self.lab.b)
 
+        # API 1.1: a change id recorded with the change names it in the
+        # revert; a change never made is answered, nothing undone.
+        self.client.set_balloon(self.host, b, env.GUEST_MB - 128, 'rpc test',
+                                change_id='change-1')
+        self.assertEqual({'not_applied': 'change-0'}, self.client.revert(
+            self.host, b, 'balloon', change_id='change-0'))
+        self.assertBalloon(env.GUEST_MB - 128, self.lab.b)
+        self.client.revert(self.host, b, 'balloon', change_id='change-1')
+        self.assertBalloon(env.GUEST_MB, self.lab.b)
+
         self.client.save_policy_state(self.host, {a: {'margin': {'m': 1}}})
         report = self.client.get_report(self.host)
         self.assertEqual({'margin': {'m': 1}},

@@ -1,6 +1,10 @@
 """An all-in-one OpenStack on this machine, with watcher-cams installed.
 
-    python3 tools/aio/aio.py up|down|status
+    python3 tools/aio/aio.py up|down|status|openrc
+
+``openrc`` prints shell exports: admin credentials for the openstack CLI
+and ``watcher-cams-lab cloud`` (with cmp-a and its libvirt as the lab's
+node): ``eval "$(python3 tools/aio/aio.py openrc)"``.
 
 MariaDB, RabbitMQ, Keystone, Placement, Glance, Neutron (neutron-server's
 API with ML2 and no agents: enough for servers created with --nic none),
@@ -249,6 +253,15 @@ def libvirt_dir(node):
     return os.path.join(AIO, 'libvirt-' + node)
 
 
+def libvirt_socket(node):
+    return os.path.join(libvirt_dir(node), 'run', 'libvirt-sock')
+
+
+def libvirt_uri(node):
+    """The URI of ``node``'s own libvirtd, from outside its namespace."""
+    return 'qemu+unix:///system?socket=' + libvirt_socket(node)
+
+
 def configs():
     """Every service's config file: path -> settings."""
     nova_common = {
@@ -493,7 +506,7 @@ def libvirtds():
             os.path.join(TOP, 'tools', 'aio', 'libvirtd-ns.sh'), base,
             str(port), node] + bind)
         wait('libvirtd of ' + node, lambda: os.path.exists(
-            os.path.join(base, 'run', 'libvirt-sock')))
+            libvirt_socket(node)))
 
 
 def nova():
@@ -573,11 +586,7 @@ def images():
            'cams-tiny')
     run(openstack, 'flavor', 'create', '--vcpus', '1', '--ram', '512',
         '--disk', '1', 'cams.tiny', env=env)
-    # The lab's readers read the ephemeral disk (vdb) as a block device:
-    # Nova makes it, no volume service is needed.
-    run(openstack, 'flavor', 'create', '--vcpus', '1', '--ram', '768',
-        '--disk', '1', '--ephemeral', '2', 'cams.lab', env=env)
-    say('image cams-tiny and flavors cams.tiny, cams.lab are ready')
+    say('image cams-tiny and flavor cams.tiny are ready')
 
 
 def up():
@@ -628,9 +637,8 @@ def status():
 
 def down(quiet=False):
     for node, _, _ in COMPUTES:
-        sock = os.path.join(libvirt_dir(node), 'run', 'libvirt-sock')
-        if os.path.exists(sock) and alive('libvirtd-' + node):
-            uri = 'qemu+unix:///system?socket=' + sock
+        if os.path.exists(libvirt_socket(node)) and alive('libvirtd-' + node):
+            uri = libvirt_uri(node)
             names = subprocess.run(['virsh', '-c', uri, 'list', '--name'],
                                    capture_output=True, text=True).stdout
             for name in names.split():
@@ -654,8 +662,16 @@ def down(quiet=False):
     return 0
 
 
+def openrc():
+    """Print shell exports for the CLI and the cloud lab."""
+    lines = dict(admin_env(), CAMS_LAB_HOST='cmp-a',
+                 CAMS_LAB_LIBVIRT_URI=libvirt_uri('cmp-a'))
+    for name, value in sorted(lines.items()):
+        print("export %s='%s'" % (name, value))
+
+
 def main(argv):
-    commands = {'up': up, 'down': down, 'status': status}
+    commands = {'up': up, 'down': down, 'status': status, 'openrc': openrc}
     if len(argv) != 1 or argv[0] not in commands:
         print(__doc__)
         return 2

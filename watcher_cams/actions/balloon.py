@@ -27,7 +27,7 @@ class CamsBalloon(base.AgentAction):
     def apply(self):
         return self.agent.set_balloon(self.host, self.instance,
                                       self.input_parameters['target_mb'],
-                                      self.reason)
+                                      self.reason, change_id=self.change_id)
 
     def get_description(self):
         return 'Resize the virtio balloon of an instance (watcher-cams).'

@@ -32,6 +32,10 @@ class AgentAction(rpcapi.UsesAgent, base.BaseAction, metaclass=abc.ABCMeta):
     def __init__(self, config, osc=None):
         super().__init__(config, osc)
         self.result = None
+        # Set by the plugin's workflow engine (the Watcher action's uuid):
+        # the agent records it with the change, so a revert undoes exactly
+        # this change, even one whose reply never came back.
+        self.change_id = None
 
     @property
     def host(self):
@@ -74,7 +78,8 @@ class AgentAction(rpcapi.UsesAgent, base.BaseAction, metaclass=abc.ABCMeta):
 
     def revert(self):
         """Restore what the agent recorded before this action."""
-        answer = self.agent.revert(self.host, self.instance, self.KIND)
+        answer = self.agent.revert(self.host, self.instance, self.KIND,
+                                   change_id=self.change_id)
         LOG.warning('%s of %s on %s reverted: %s', self.KIND, self.instance,
                     self.host, answer)
         return answer

@@ -27,7 +27,8 @@ class CamsPinVcpus(base.AgentAction):
     def apply(self):
         return self.agent.set_affinity(self.host, self.instance,
                                        self.input_parameters['cpus'],
-                                       self.reason)
+                                       self.reason,
+                                       change_id=self.change_id)
 
     def get_description(self):
         return 'Pin the vCPUs of an instance to one last-level cache ' \

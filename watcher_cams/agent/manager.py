@@ -263,27 +263,27 @@ class AgentManager:
                                   % (instance, self.opts.host))
         return report, domain, view.guest(instance), account
 
-    def set_balloon(self, instance, target_mb, reason=''):
+    def set_balloon(self, instance, target_mb, reason='', change_id=None):
         self._require_enabled()
         with self._change_lock:
             _, domain, guest, account = self._lookup(instance)
             return self.balloon.set(domain.dom, guest, account, target_mb,
-                                    reason, domain.qemu_pid)
+                                    reason, domain.qemu_pid, change_id)
 
-    def set_affinity(self, instance, cpus, reason=''):
+    def set_affinity(self, instance, cpus, reason='', change_id=None):
         self._require_enabled()
         with self._change_lock:
             _, domain, _, _ = self._lookup(instance)
-            return self.pinning.set(domain, cpus, reason)
+            return self.pinning.set(domain, cpus, reason, change_id)
 
-    def revert(self, instance, kind):
+    def revert(self, instance, kind, change_id=None):
         with self._change_lock:
             _, domain, guest, account = self._lookup(instance)
             if kind == balloon.KIND:
                 return self.balloon.revert(domain.dom, guest, account,
-                                           domain.qemu_pid)
+                                           domain.qemu_pid, change_id)
             if kind == pinning.KIND:
-                return self.pinning.revert(domain)
+                return self.pinning.revert(domain, change_id)
             raise controllers.Refused('unknown kind %r' % (kind,))
 
     def get_state(self):

@@ -1,7 +1,8 @@
 """Server side of the agent RPC API (client: watcher_cams.rpcapi).
 
 Version 1.0: get_report, set_balloon, set_affinity, revert, get_state,
-save_policy_state. Arguments are checked here before the manager sees them;
+save_policy_state. 1.1: set_balloon, set_affinity and revert take an
+optional change_id. Arguments are checked here before the manager sees them;
 refusals are expected exceptions (one log line, no traceback) and reach the
 client as rpcapi.AgentError with the exception's class name.
 """
@@ -41,6 +42,13 @@ def _instance(value):
     return value
 
 
+def _change_id(value):
+    if value is not None and (not isinstance(value, str)
+                              or not 0 < len(value) <= 64):
+        raise controllers.Refused('change_id must be a short string')
+    return value
+
+
 class AgentEndpoint:
     target = messaging.Target(version=rpcapi.AgentAPI.VERSION)
 
@@ -52,23 +60,27 @@ class AgentEndpoint:
         return self.manager.get_report()
 
     @_logged
-    def set_balloon(self, ctxt, instance, target_mb, reason=''):
+    def set_balloon(self, ctxt, instance, target_mb, reason='',
+                    change_id=None):
         if type(target_mb) is not int:
             raise controllers.Refused('target_mb must be an integer')
         return self.manager.set_balloon(_instance(instance), target_mb,
-                                        str(reason)[:255])
+                                        str(reason)[:255],
+                                        _change_id(change_id))
 
     @_logged
-    def set_affinity(self, ctxt, instance, cpus, reason=''):
+    def set_affinity(self, ctxt, instance, cpus, reason='', change_id=None):
         return self.manager.set_affinity(_instance(instance), cpus,
-                                         str(reason)[:255])
+                                         str(reason)[:255],
+                                         _change_id(change_id))
 
     @_logged
-    def revert(self, ctxt, instance, kind):
+    def revert(self, ctxt, instance, kind, change_id=None):
         if kind not in rpcapi.KINDS:
             raise controllers.Refused('kind must be one of %s'
                                       % (rpcapi.KINDS,))
-        return self.manager.revert(_instance(instance), kind)
+        return self.manager.revert(_instance(instance), kind,
+                                   _change_id(change_id))
 
     @_logged
     def get_state(self, ctxt):

@@ -2,7 +2,9 @@
 
 ``simulate`` (the default) runs scenarios in the simulator
 (:mod:`watcher_cams.lab.sim`) and writes tables, results.json and plots.
-``guests`` runs the lab on real guests (:mod:`watcher_cams.lab.real_guests`).
+``guests`` runs the lab on real guests (:mod:`watcher_cams.lab.real_guests`),
+``cloud`` the same experiment through Nova and Watcher audits
+(:mod:`watcher_cams.lab.cloud`).
 ``example`` runs every strategy once, through Watcher's own strategy loader
 and compute model, on the built-in example of the CAMS paper and prints the
 plans; then it runs audit cycles of ``cache_aware_balloon`` in both modes on
@@ -10,6 +12,8 @@ the example's feedback model and prints memory and disk reads per cycle.
 """
 
 import argparse
+import functools
+import os
 import sys
 import warnings
 
@@ -100,7 +104,8 @@ def _simulate(parser, args):
     return 0 if all(ok for _, ok, _ in checks) else 1
 
 
-def _guests(parser, args):
+def _experiment(args):
+    """The real-guest Experiment the ``guests``/``cloud`` arguments ask."""
     import dataclasses
 
     from watcher_cams.lab import real_guests
@@ -112,19 +117,78 @@ def _guests(parser, args):
         ('hot_prob', args.hot_prob),
         ('duration_s', args.duration), ('cycle_s', args.cycle),
         ('measure_from_s', args.measure_from),
-        ('domain_type', args.domain_type)) if v is not None}
+        ('domain_type', getattr(args, 'domain_type', None)))
+        if v is not None}
     if args.strategies:
         given['strategies'] = tuple(s.strip()
                                     for s in args.strategies.split(','))
+    return dataclasses.replace(default, guests=tuple(
+        dataclasses.replace(g, **sizes) for g in default.guests), **given)
+
+
+def _guests(parser, args):
+    from watcher_cams.lab import real_guests
+    out = functools.partial(print, flush=True)
     try:
-        exp = dataclasses.replace(default, guests=tuple(
-            dataclasses.replace(g, **sizes) for g in default.guests),
-            **given)
-        _, checks = real_guests.run(exp, args.image_dir, args.out,
-                                    lambda line: print(line, flush=True))
+        exp = _experiment(args)
+        lab = real_guests.LocalLab(exp, args.image_dir, out=out)
+        _, checks = real_guests.run(exp, lab, args.out, out)
     except real_guests.LabError as exc:
         parser.error(str(exc))
     return 0 if all(ok for _, ok, _ in checks) else 1
+
+
+def _cloud(parser, args):
+    from watcher_cams.lab import cloud
+    from watcher_cams.lab import cloud_api
+    from watcher_cams.lab import real_guests
+    if not args.host or not args.libvirt_uri:
+        parser.error('--host and --libvirt-uri (or CAMS_LAB_HOST and '
+                     'CAMS_LAB_LIBVIRT_URI) are needed')
+    out = functools.partial(print, flush=True)
+    try:
+        exp = _experiment(args)
+        api = cloud_api.Cloud(cloud_api.session_from_env(),
+                              region=os.environ.get('OS_REGION_NAME'))
+        lab = cloud.CloudLab(exp, api, args.host, args.libvirt_uri,
+                             image=args.image, out=out)
+        _, checks = real_guests.run(
+            exp, lab, args.out, out, scenario='cloud',
+            where='Nova (%s)' % args.host)
+    except (real_guests.LabError, cloud_api.CloudError) as exc:
+        parser.error(str(exc))
+    return 0 if all(ok for _, ok, _ in checks) else 1
+
+
+def _experiment_arguments(sub, default_out):
+    # Defaults (None) come from real_guests.Experiment, imported only when
+    # the subcommand runs.
+    sub.add_argument('--out', default=default_out,
+                     help='directory for results.json and the plots')
+    sub.add_argument('--strategies',
+                     help='comma-separated, static first (static, utility, '
+                          'cams-paper, margin-paper; default static,'
+                          'cams-paper,utility)')
+    sub.add_argument('--duration', type=int,
+                     help='seconds of reading per run (default 600)')
+    sub.add_argument('--measure-from', type=int,
+                     help='seconds after which the target is measured '
+                          '(default 360)')
+    sub.add_argument('--cycle', type=int,
+                     help='seconds between audits (default 30)')
+    sub.add_argument('--reads-per-s', type=float,
+                     help='pace of each reader, 64 KiB blocks (default 100)')
+    sub.add_argument('--hot-prob', type=float,
+                     help='share of the hot/cold reader\'s reads on the '
+                          'hot fifth of the data (default 0.9)')
+    sub.add_argument('--data-mb', type=int,
+                     help='size of the data the readers read (default '
+                          '3072)')
+    sub.add_argument('--boot-mb', type=int,
+                     help='memory of each guest at boot, the static size '
+                          '(default 640)')
+    sub.add_argument('--max-mb', type=int,
+                     help='flavor memory of each guest (default 1280)')
 
 
 def main(argv=None):
@@ -156,38 +220,27 @@ def main(argv=None):
         'guests', help='the lab on real guests: readers in booted guests, '
         'audit cycles of the real strategy, agent and actions, against '
         'static (root, libvirt and tools/guest-image.sh --lab-data needed)')
-    # Defaults (None) come from real_guests.Experiment, imported only when
-    # the subcommand runs.
-    real.add_argument('--out', default='lab-results/guests',
-                      help='directory for results.json and the plots')
+    _experiment_arguments(real, 'lab-results/guests')
     real.add_argument('--image-dir', default='.cache/guest',
                       help='output of tools/guest-image.sh --lab-data MB')
-    real.add_argument('--strategies',
-                      help='comma-separated, static first (static, utility, '
-                           'cams-paper, margin-paper; default static,'
-                           'cams-paper,utility)')
-    real.add_argument('--duration', type=int,
-                      help='seconds of reading per run (default 600)')
-    real.add_argument('--measure-from', type=int,
-                      help='seconds after which the target is measured '
-                           '(default 360)')
-    real.add_argument('--cycle', type=int,
-                      help='seconds between audits (default 30)')
-    real.add_argument('--reads-per-s', type=float,
-                      help='pace of each reader, 64 KiB blocks (default 100)')
-    real.add_argument('--hot-prob', type=float,
-                      help='share of the hot/cold reader\'s reads on the '
-                           'hot fifth of the data (default 0.9)')
-    real.add_argument('--data-mb', type=int,
-                      help='size of the data file, lab-data-MB.img (default '
-                           '3072)')
-    real.add_argument('--boot-mb', type=int,
-                      help='memory of each guest at boot, the static size '
-                           '(default 640)')
-    real.add_argument('--max-mb', type=int,
-                      help='flavor memory of each guest (default 1280)')
     real.add_argument('--domain-type', choices=('qemu', 'kvm'),
                       help='libvirt domain type (default qemu: TCG)')
+    on_cloud = sub.add_parser(
+        'cloud', help='the real-guest lab through OpenStack: Nova servers '
+        'on one compute node, each strategy a continuous Watcher audit '
+        '(admin OS_* credentials; the node\'s libvirt for block stats and '
+        'the guest agent)')
+    _experiment_arguments(on_cloud, 'lab-results/cloud')
+    on_cloud.add_argument('--host', default=os.environ.get('CAMS_LAB_HOST'),
+                          help='compute node to boot the lab\'s servers on '
+                               '(default $CAMS_LAB_HOST)')
+    on_cloud.add_argument('--libvirt-uri',
+                          default=os.environ.get('CAMS_LAB_LIBVIRT_URI'),
+                          help='libvirt URI of that node (default '
+                               '$CAMS_LAB_LIBVIRT_URI)')
+    on_cloud.add_argument('--image', default='cams-tiny',
+                          help='Glance image with the lab\'s reader and '
+                               'the guest agent (default cams-tiny)')
     agent = sub.add_parser('bench-agent', help='time the agent\'s '
                            'collection on real guests (root, libvirt and '
                            'tools/host-setup.sh needed)')
@@ -216,13 +269,14 @@ def main(argv=None):
         args = parser.parse_args(['simulate'] + list(argv or []))
     if args.command == 'simulate':
         return _simulate(parser, args)
-    if args.command == 'guests':
+    if args.command in ('guests', 'cloud'):
         # Before Watcher: the agent selects oslo.service's threading
         # backend, which must come first (watcher_cams.agent).
         with warnings.catch_warnings(record=True):
             from watcher_cams.lab import real_guests  # noqa: F401
         warnings.simplefilter('ignore')
-        return _guests(parser, args)
+        return (_guests if args.command == 'guests' else _cloud)(
+            parser, args)
     # Watcher's dependencies warn about eventlet and cgi on import, noise in
     # a lab run. watcher.common.clients replaces the warning filters when
     # imported, so the import's warnings are recorded and dropped instead.

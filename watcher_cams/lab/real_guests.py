@@ -134,6 +134,8 @@ class Run:
     label: str
     series: list = dataclasses.field(default_factory=list)
     actions: list = dataclasses.field(default_factory=list)
+    # Wall-clock time of the first sample (actions elsewhere carry dates).
+    started: float = 0.0
 
 
 def parse_status(text):
@@ -157,16 +159,18 @@ def reader_command(spec, exp, seed, path='/lab/data'):
 class GuestRun:
     """One booted lab guest and its reader."""
 
-    def __init__(self, dom, spec):
+    def __init__(self, dom, spec, data_path='/lab/data', data_disk='vdb'):
         self.dom = dom
         self.spec = spec
         self.uuid = dom.UUIDString()
+        self.data_path = data_path
+        self.data_disk = data_disk
         self.last_status = (0, 0, 0.0, False)
 
     def start_reader(self, exp, seed):
         code, _ = lab_guests.guest_exec(
             self.dom, 'rm -f %s; %s' % (STATUS, reader_command(
-                self.spec, exp, seed)), timeout=30)
+                self.spec, exp, seed, self.data_path)), timeout=30)
         if code != 0:
             raise LabError('guest %s: the reader did not start'
                            % self.spec.name)
@@ -192,15 +196,14 @@ class GuestRun:
         return self.last_status
 
     def disk_read_bytes(self):
-        return self.dom.blockStats('vdb')[1]
+        return self.dom.blockStats(self.data_disk)[1]
 
 
-def _guest_counters(report, uuid):
-    """Cache counters of one guest in an agent report (None: no sample)."""
-    entry = next((g for g in report['guests'] if g['uuid'] == uuid), None)
-    if entry is None or 'sample' not in entry:
+def guest_counters(sample):
+    """Cache counters of one guest's sample (report format), or None."""
+    if not sample:
         return None
-    mem, vm = entry['sample']['meminfo'], entry['sample']['vmstat']
+    mem, vm = sample['meminfo'], sample['vmstat']
     return {'cached_mb': mem.get('Cached', 0) // 1024,
             'active_file_mb': mem.get('Active(file)', 0) // 1024,
             'inactive_file_mb': mem.get('Inactive(file)', 0) // 1024,
@@ -209,14 +212,98 @@ def _guest_counters(report, uuid):
 
 
 class Lab:
-    """Boots guests, runs readers and audit cycles for each strategy."""
+    """Runs readers in fresh guests and samples them, one strategy a run.
+
+    Subclasses say how guests boot, where their counters come from and how
+    a strategy runs: here in this process (:class:`LocalLab`), or through
+    Nova and Watcher (:class:`watcher_cams.lab.cloud.CloudLab`).
+    """
+
+    def __init__(self, exp, out=print, progress=None):
+        self.exp = exp
+        self.out = out
+        self.progress = progress
+
+    def boot(self):
+        """Fresh guests at their boot sizes, agents answering: GuestRuns."""
+        raise NotImplementedError
+
+    def begin(self, label, guests):
+        """Start strategy ``label`` on ``guests`` (static: nothing)."""
+
+    def samples(self, guests):
+        """{uuid: sample in report format, or None} for this cycle."""
+        raise NotImplementedError
+
+    def cycle(self, label, guests, run, t, number):
+        """What runs each cycle after sampling (a local audit)."""
+
+    def end(self, label, guests, run):
+        """Stop the strategy and clean up after run ``label``."""
+
+    def close(self):
+        """Remove whatever the lab still holds."""
+
+    def run(self, label):
+        """Boot fresh guests, run ``label`` for the duration: a Run."""
+        exp = self.exp
+        guests = self.boot()
+        run = Run(label)
+        try:
+            self.begin(label, guests)
+            for seed, g in enumerate(guests, 1):
+                g.start_reader(exp, seed)
+            finished = self._sample_until_done(label, guests, run)
+        finally:
+            self.end(label, guests, run)
+        if not finished:
+            raise LabError('%s: the readers did not finish in %.0f s'
+                           % (label, run.series[-1]['t']))
+        return run
+
+    def _sample_until_done(self, label, guests, run):
+        exp = self.exp
+        start = time.monotonic()
+        run.started = time.time()
+        deadline = start + 2 * exp.duration_s + 300
+        number = 0
+        while True:
+            samples = self.samples(guests)
+            t = time.monotonic() - start
+            point = {'t': round(t, 1), 'size_mb': {}, 'disk_mb': {},
+                     'app_mb': {}, 'cached_mb': {}, 'counters': {},
+                     'done': {}}
+            for g in guests:
+                _, nbytes, _, done = g.status()
+                point['size_mb'][g.spec.name] = g.dom.info()[2] // 1024
+                point['disk_mb'][g.spec.name] = g.disk_read_bytes() / MB
+                point['app_mb'][g.spec.name] = nbytes / MB
+                counters = guest_counters(samples.get(g.uuid))
+                point['counters'][g.spec.name] = counters
+                point['cached_mb'][g.spec.name] = (
+                    counters['cached_mb'] if counters else None)
+                point['done'][g.spec.name] = done
+            run.series.append(point)
+            if self.progress:
+                self.progress.step('%s %4.0fs %s' % (label, t, '  '.join(
+                    '%s %d MiB' % kv for kv in point['size_mb'].items())))
+            if all(point['done'].values()):
+                return True
+            if time.monotonic() > deadline:
+                return False
+            self.cycle(label, guests, run, t, number)
+            number += 1
+            time.sleep(max(0.0, start + number * exp.cycle_s
+                           - time.monotonic()))
+
+
+class LocalLab(Lab):
+    """Guests booted on libvirt here; agent and strategies in-process."""
 
     def __init__(self, exp, image_dir, uri='qemu:///system', out=print,
                  progress=None):
-        self.exp = exp
+        super().__init__(exp, out, progress)
         self.uri = uri
-        self.out = out
-        self.progress = progress
         try:
             self.image = lab_guests.GuestImage(image_dir)
             self.image.lab_data(exp.data_mb)
@@ -228,11 +315,13 @@ class Lab:
         self.conn = libvirt.open(uri)
         self.workdir = tempfile.mkdtemp(prefix=PREFIX)
         os.chmod(self.workdir, 0o755)  # QEMU runs as libvirt-qemu
+        self.agent = None
+        self.report = None
 
     def close(self):
         lab_guests.destroy_all(self.conn, PREFIX)
 
-    def _boot(self):
+    def boot(self):
         lab_guests.destroy_all(self.conn, PREFIX)
         guests = [GuestRun(lab_guests.boot(
             self.conn, PREFIX + g.name, self.image, self.workdir,
@@ -245,7 +334,7 @@ class Lab:
             lab_guests.wait_for_balloon(g.dom, g.spec.boot_mb, timeout=300)
         return guests
 
-    def _agent(self, state_dir):
+    def begin(self, label, guests):
         # The guests may hold the lab's budget and whatever else runs on
         # this host now, nothing more: the capacity guard sees exactly the
         # memory the static run has.
@@ -254,72 +343,39 @@ class Lab:
                      if not d.name().startswith(PREFIX))
         total_mb = host_collector.meminfo_kb()['MemTotal'] // 1024
         conf = cams_conf.isolated(
-            host=HOST, connection_uri=self.uri, state_dir=state_dir,
+            host=HOST, connection_uri=self.uri,
+            state_dir=tempfile.mkdtemp(prefix=PREFIX + 'state-'),
             reserved_host_memory_mb=max(
                 0, total_mb - self.exp.budget_mb - others),
             min_rate_interval=max(1, self.exp.cycle_s // 3),
             collect_sharing=False)
-        return runner.LocalAgent(agent_manager.AgentManager(conf), HOST)
+        self.agent = runner.LocalAgent(agent_manager.AgentManager(conf), HOST)
 
-    def run(self, label):
-        """Boot fresh guests, run ``label`` for the duration: a Run."""
-        exp = self.exp
-        guests = self._boot()
-        state_dir = tempfile.mkdtemp(prefix=PREFIX + 'state-')
-        agent = self._agent(state_dir)
-        uuids = {g.uuid for g in guests}
-        for seed, g in enumerate(guests, 1):
-            g.start_reader(exp, seed)
-        run = Run(label)
-        start = time.monotonic()
-        deadline = start + 2 * exp.duration_s + 300
-        cycle = 0
-        while True:
-            report = agent.get_report(HOST)
-            t = time.monotonic() - start
-            point = {'t': round(t, 1), 'size_mb': {}, 'disk_mb': {},
-                     'app_mb': {}, 'cached_mb': {}, 'counters': {},
-                     'done': {}}
-            for g in guests:
-                _, nbytes, _, done = g.status()
-                point['size_mb'][g.spec.name] = g.dom.info()[2] // 1024
-                point['disk_mb'][g.spec.name] = g.disk_read_bytes() / MB
-                point['app_mb'][g.spec.name] = nbytes / MB
-                counters = _guest_counters(report, g.uuid)
-                point['counters'][g.spec.name] = counters
-                point['cached_mb'][g.spec.name] = (
-                    counters['cached_mb'] if counters else None)
-                point['done'][g.spec.name] = done
-            run.series.append(point)
-            finished = all(point['done'].values())
-            if self.progress:
-                self.progress.step('%s %4.0fs %s' % (label, t, '  '.join(
-                    '%s %d MiB' % kv for kv in point['size_mb'].items())))
-            if finished or time.monotonic() > deadline:
-                break
-            if STRATEGIES[label] is not None:
-                name, params = STRATEGIES[label]
-                model = runner.compute_model([report], only=uuids)
-                _, solution = runner.run(name, model, agent, params)
-                for spec, outcome in runner.apply_actions(solution.actions,
-                                                          agent):
-                    p = spec['input_parameters']
-                    run.actions.append({
-                        't': round(t, 1), 'cycle': cycle,
-                        'action': spec['action_type'],
-                        'guest': next(g.spec.name for g in guests
-                                      if g.uuid == p['resource_id']),
-                        'from_mb': p.get('current_mb'),
-                        'to_mb': p.get('target_mb'), 'outcome': outcome,
-                        'reason': p.get('reason', '')})
-            cycle += 1
-            time.sleep(max(0.0, start + cycle * exp.cycle_s
-                           - time.monotonic()))
-        if not finished:
-            raise LabError('%s: the readers did not finish in %.0f s'
-                           % (label, time.monotonic() - start))
+    def samples(self, guests):
+        self.report = self.agent.get_report(HOST)
+        return {g['uuid']: g.get('sample') for g in self.report['guests']}
+
+    def cycle(self, label, guests, run, t, number):
+        if STRATEGIES[label] is None:
+            return
+        name, params = STRATEGIES[label]
+        model = runner.compute_model([self.report],
+                                     only={g.uuid for g in guests})
+        _, solution = runner.run(name, model, self.agent, params)
+        for spec, outcome in runner.apply_actions(solution.actions,
+                                                  self.agent):
+            p = spec['input_parameters']
+            run.actions.append({
+                't': round(t, 1), 'cycle': number,
+                'action': spec['action_type'],
+                'guest': next(g.spec.name for g in guests
+                              if g.uuid == p['resource_id']),
+                'from_mb': p.get('current_mb'),
+                'to_mb': p.get('target_mb'), 'outcome': outcome,
+                'reason': p.get('reason', '')})
+
+    def end(self, label, guests, run):
         self.close()
-        return run
 
 
 def _window(run, name, key, since):
@@ -328,7 +384,7 @@ def _window(run, name, key, since):
     return run.series[-1][key][name] - first[key][name]
 
 
-def rows(exp, runs):
+def rows(exp, runs, scenario='guests'):
     """results.json rows: whole-run and measured-window figures."""
     out = []
     for label, run in runs.items():
@@ -347,7 +403,7 @@ def rows(exp, runs):
         app_kb = sum(v['app_read_bytes'] for v in guests.values()) / 1024
         disk_kb = sum(v['disk_read_bytes'] for v in guests.values()) / 1024
         out.append(experiment.row(
-            'guests', exp.point, label, app_kb, disk_kb, None, guests=guests,
+            scenario, exp.point, label, app_kb, disk_kb, None, guests=guests,
             seconds=run.series[-1]['t'],
             actions=sum(1 for a in run.actions
                         if a['outcome'] == 'SUCCEEDED')))
@@ -392,19 +448,20 @@ def summary(exp, result_rows):
     return tables.table(headers, table_rows)
 
 
-def run(exp, image_dir, outdir, out=print, stream=None, uri=None):
-    """Run every strategy of ``exp``; write results.json and plots.
+def run(exp, lab, outdir, out=print, stream=None, where=None,
+        scenario='guests'):
+    """Run every strategy of ``exp`` in ``lab``; write results.json, plots.
 
-    Returns (rows, checks).
+    ``where`` says in the first line where the guests run (default: their
+    domain type on this host's libvirt). Returns (rows, checks).
     """
     os.makedirs(outdir, exist_ok=True)
     cycles = exp.duration_s // exp.cycle_s + 1
-    bar = progress_mod.Progress(cycles * len(exp.strategies), stream)
-    lab = Lab(exp, image_dir, uri or 'qemu:///system', out, bar)
+    lab.progress = progress_mod.Progress(cycles * len(exp.strategies), stream)
     out('real-guest lab: %s, %s guests, %d reads of %d KiB per guest at '
         '%g/s (hot/cold: %.0f%% of them on a fifth of the data), audit '
         'every %d s, measured from %d s' % (
-            exp.point, exp.domain_type, exp.reads, exp.block_kib,
+            exp.point, where or exp.domain_type, exp.reads, exp.block_kib,
             exp.reads_per_s, exp.hot_prob * 100, exp.cycle_s,
             exp.measure_from_s))
     started = time.monotonic()
@@ -414,9 +471,9 @@ def run(exp, image_dir, outdir, out=print, stream=None, uri=None):
             runs[label] = lab.run(label)
     finally:
         lab.close()
-    result_rows = rows(exp, runs)
+    result_rows = rows(exp, runs, scenario)
     found = checks(exp, result_rows)
-    out('\n== guests: %s' % exp.point)
+    out('\n== %s: %s' % (scenario, exp.point))
     out(summary(exp, result_rows))
     actions = [dict(a, strategy=label) for label, r in runs.items()
                for a in r.actions]
@@ -428,14 +485,14 @@ def run(exp, image_dir, outdir, out=print, stream=None, uri=None):
             for a in actions]))
     out('\n== targets')
     out(tables.checks(found))
-    pngs = [plots.reads_bars('guests', result_rows, outdir),
-            plots.timeline('guests', 'lab', runs, outdir),
-            plots.timeline('guests', 'lab', runs, outdir, key='disk_mb',
+    pngs = [plots.reads_bars(scenario, result_rows, outdir),
+            plots.timeline(scenario, 'lab', runs, outdir),
+            plots.timeline(scenario, 'lab', runs, outdir, key='disk_mb',
                            what='MiB read from disk', suffix='disk'),
-            plots.timeline('guests', 'lab', runs, outdir, key='cached_mb',
+            plots.timeline(scenario, 'lab', runs, outdir, key='cached_mb',
                            what='page cache (Cached, MiB)', suffix='cache')]
     path = results_mod.write(outdir, {
-        'run': 'guests', 'seconds': round(time.monotonic() - started, 1),
+        'run': scenario, 'seconds': round(time.monotonic() - started, 1),
         'experiment': dataclasses.asdict(exp), 'rows': result_rows,
         'series': {label: r.series for label, r in runs.items()},
         'actions': actions}, found)

@@ -129,16 +129,20 @@ class LocalAgent:
     def get_state(self, host):
         return self._call(host, 'get_state')
 
-    def set_balloon(self, host, instance, target_mb, reason=''):
+    def set_balloon(self, host, instance, target_mb, reason='',
+                    change_id=None):
         return self._call(host, 'set_balloon', instance=instance,
-                          target_mb=int(target_mb), reason=reason)
+                          target_mb=int(target_mb), reason=reason,
+                          change_id=change_id)
 
-    def set_affinity(self, host, instance, cpus, reason=''):
+    def set_affinity(self, host, instance, cpus, reason='', change_id=None):
         return self._call(host, 'set_affinity', instance=instance,
-                          cpus=[int(c) for c in cpus], reason=reason)
+                          cpus=[int(c) for c in cpus], reason=reason,
+                          change_id=change_id)
 
-    def revert(self, host, instance, kind):
-        return self._call(host, 'revert', instance=instance, kind=kind)
+    def revert(self, host, instance, kind, change_id=None):
+        return self._call(host, 'revert', instance=instance, kind=kind,
+                          change_id=change_id)
 
     def save_policy_state(self, host, states):
         return self._call(host, 'save_policy_state', states=states)

@@ -162,6 +162,45 @@ class TestBalloon(ManagerTestCase):
         self.assertNotIn(A, mgr.get_state()['instances'])
         self.assertRaises(controllers.Refused, mgr.revert, A, 'balloon')
 
+    def test_revert_by_change_id_undoes_that_change_only(self):
+        mgr = self.manager()
+        mgr.set_balloon(A, 768, change_id='c1')
+        mgr.set_balloon(A, 512, change_id='c2')
+        # Never recorded (refused, or lost before the agent got it):
+        # nothing is undone in its place.
+        self.assertRaises(controllers.Refused, mgr.set_balloon, A, 100,
+                          change_id='c3')
+        self.assertEqual({'not_applied': 'c3'},
+                         mgr.revert(A, 'balloon', change_id='c3'))
+        self.assertEqual(512 * 1024, self.a.actual_kib)
+        # Not the newest: a later change would be undone instead.
+        self.assertRaises(controllers.Refused, mgr.revert, A, 'balloon',
+                          change_id='c1')
+        mgr.revert(A, 'balloon', change_id='c2')
+        self.assertEqual(768 * 1024, self.a.actual_kib)
+        # Reverted already: answered, nothing undone twice.
+        self.assertEqual({'not_applied': 'c2'},
+                         mgr.revert(A, 'balloon', change_id='c2'))
+        self.assertEqual(768 * 1024, self.a.actual_kib)
+        mgr.revert(A, 'balloon', change_id='c1')
+        self.assertEqual(1024 * 1024, self.a.actual_kib)
+        self.assertNotIn(A, mgr.get_state()['instances'])
+
+    def test_a_record_without_change_ids_still_reverts(self):
+        # Written by an agent before change ids: one undo step, no ids.
+        self.a.actual_kib = 768 * 1024
+        mgr = self.manager()
+        mgr.state.record(A, 'balloon', {
+            'target_mb': 768, 'previous_mb': 1024, 'original_mb': 1024,
+            'max_mb': 1024})
+        mgr.set_balloon(A, 512, change_id='c1')
+        mgr.revert(A, 'balloon', change_id='c1')
+        self.assertEqual(768 * 1024, self.a.actual_kib)
+        self.assertEqual({'not_applied': 'old'},
+                         mgr.revert(A, 'balloon', change_id='old'))
+        mgr.revert(A, 'balloon')
+        self.assertEqual(1024 * 1024, self.a.actual_kib)
+
     def test_guards(self):
         mgr = self.manager(**{'watcher_cams_guards.max_step_mb': 512})
         for target in (1025, 100, 400, -1, 600.0, '700', None):
@@ -265,6 +304,20 @@ class TestPinning(ManagerTestCase):
         mgr.revert(A, 'affinity')
         self.assertEqual([(False, True)], self.a.pins)
         mgr.revert(A, 'affinity')
+        self.assertEqual([(True, True)], self.a.pins)
+        self.assertNotIn(A, mgr.get_state()['instances'])
+
+    def test_pin_revert_by_change_id(self):
+        mgr = self.manager()
+        mgr.set_affinity(A, [1], change_id='p1')
+        self.assertEqual({'not_applied': 'p0'},
+                         mgr.revert(A, 'affinity', change_id='p0'))
+        self.assertEqual([(False, True)], self.a.pins)
+        mgr.set_affinity(A, [0], change_id='p2')
+        self.assertRaises(controllers.Refused, mgr.revert, A, 'affinity',
+                          change_id='p1')
+        mgr.revert(A, 'affinity', change_id='p2')
+        mgr.revert(A, 'affinity', change_id='p1')
         self.assertEqual([(True, True)], self.a.pins)
         self.assertNotIn(A, mgr.get_state()['instances'])
 

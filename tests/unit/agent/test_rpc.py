@@ -36,8 +36,15 @@ class TestEndpoint(testtools.TestCase):
         self.endpoint.set_balloon({}, instance='u', target_mb=512,
                                   reason='r' * 300)
         self.endpoint.revert({}, instance='u', kind='affinity')
-        self.assertEqual([('set_balloon', 'u', 512, 'r' * 255),
-                          ('revert', 'u', 'affinity')], self.manager.calls)
+        self.endpoint.set_affinity({}, instance='u', cpus=[0], reason='r',
+                                   change_id='c1')
+        self.endpoint.revert({}, instance='u', kind='affinity',
+                             change_id='c1')
+        self.assertEqual([('set_balloon', 'u', 512, 'r' * 255, None),
+                          ('revert', 'u', 'affinity', None),
+                          ('set_affinity', 'u', [0], 'r', 'c1'),
+                          ('revert', 'u', 'affinity', 'c1')],
+                         self.manager.calls)
 
     def test_bad_arguments_are_refused_before_the_manager(self):
         for kwargs in ({'instance': 'u', 'target_mb': '512'},
@@ -48,4 +55,7 @@ class TestEndpoint(testtools.TestCase):
                        {'instance': 7, 'target_mb': 5}):
             self.assertRefused(self.endpoint.set_balloon, **kwargs)
         self.assertRefused(self.endpoint.revert, instance='u', kind='memory')
+        for change_id in (7, '', 'x' * 65):
+            self.assertRefused(self.endpoint.revert, instance='u',
+                               kind='balloon', change_id=change_id)
         self.assertEqual([], self.manager.calls)

@@ -14,6 +14,8 @@ class FakeAgent:
         self.calls = []
         self.saved = {}
         self.state = state or {}
+        # The change id each change and revert named, in call order.
+        self.change_ids = []
 
     def _check(self, host):
         if host in self.down:
@@ -34,17 +36,21 @@ class FakeAgent:
         self._check(host)
         return self.state
 
-    def set_balloon(self, host, instance, target_mb, reason=''):
+    def set_balloon(self, host, instance, target_mb, reason='',
+                    change_id=None):
         self.calls.append(('set_balloon', host, instance, target_mb))
+        self.change_ids.append(change_id)
         self._check(host)
         return {'previous_mb': 1, 'actual_mb': target_mb}
 
-    def set_affinity(self, host, instance, cpus, reason=''):
+    def set_affinity(self, host, instance, cpus, reason='', change_id=None):
         self.calls.append(('set_affinity', host, instance, list(cpus)))
+        self.change_ids.append(change_id)
         self._check(host)
         return {'previous': [], 'cpus': list(cpus)}
 
-    def revert(self, host, instance, kind):
+    def revert(self, host, instance, kind, change_id=None):
         self.calls.append(('revert', host, instance, kind))
+        self.change_ids.append(change_id)
         self._check(host)
         return {'reverted': kind}

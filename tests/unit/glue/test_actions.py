@@ -29,13 +29,17 @@ class TestActions(base.TestCase):
                           ('set_balloon', 'cmp-a', UUID, 1024),
                           ('revert', 'cmp-a', UUID, 'balloon')],
                          action.agent.calls)
+        # Loaded outside the plugin's workflow engine: no change id.
+        self.assertEqual([None, None], action.agent.change_ids)
 
     def test_pin_executes_and_reverts(self):
         action = self.load('cams_pin_vcpus', {'host': 'cmp-a',
                                               'cpus': [2, 3], 'llc': 'L3-1'})
         self.assertTrue(action.validate_parameters())
+        action.change_id = 'the-action-uuid'
         self.assertTrue(action.execute())
         action.revert()
+        self.assertEqual(['the-action-uuid'] * 2, action.agent.change_ids)
         self.assertIn(('set_affinity', 'cmp-a', UUID, [2, 3]),
                       action.agent.calls)
         self.assertIn(('revert', 'cmp-a', UUID, 'affinity'),

@@ -33,6 +33,13 @@ class Endpoint:
         return {'kind': kind}
 
 
+class EndpointWithChangeIds(Endpoint):
+    target = messaging.Target(version='1.1')
+
+    def revert(self, ctxt, instance, kind, change_id=None):
+        return {'kind': kind, 'change_id': change_id}
+
+
 class TestAgentAPI(base.TestCase):
     def setUp(self):
         super().setUp()
@@ -61,6 +68,26 @@ class TestAgentAPI(base.TestCase):
         self.assertEqual([('u1', 1024, 'why')], self.endpoint.balloons)
         self.assertEqual({'kind': 'balloon'},
                          self.api.revert('cmp-a', 'u1', 'balloon'))
+
+    def test_change_ids_reach_1_1_agents_and_spare_1_0_ones(self):
+        # Without a change id the client asks 1.0; with one, 1.1, and a
+        # 1.0 agent (not upgraded yet) gets the call without it.
+        self.assertEqual({'kind': 'balloon'}, self.api.revert(
+            'cmp-a', 'u1', 'balloon', change_id='c1'))
+        self.api.set_balloon('cmp-a', 'u1', 512, 'why', change_id='c1')
+        self.assertEqual(('u1', 512, 'why'), self.endpoint.balloons[-1])
+        target = messaging.Target(exchange=rpcapi.EXCHANGE,
+                                  topic='watcher-cams-agent', server='cmp-b')
+        server = messaging.get_rpc_server(self.transport, target,
+                                          [EndpointWithChangeIds()])
+        server.start()
+        self.addCleanup(server.wait)
+        self.addCleanup(server.stop)
+        self.assertEqual({'kind': 'balloon', 'change_id': 'c1'},
+                         self.api.revert('cmp-b', 'u1', 'balloon',
+                                         change_id='c1'))
+        self.assertEqual({'kind': 'balloon', 'change_id': None},
+                         self.api.revert('cmp-b', 'u1', 'balloon'))
 
     def test_remote_refusal_is_agent_error(self):
         exc = self.assertRaises(rpcapi.AgentError, self.api.set_balloon,

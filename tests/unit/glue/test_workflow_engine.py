@@ -63,11 +63,45 @@ class TestRevertingEngine(base.TestCase):
                    db_action('e', 'cams_balloon', 'SUCCEEDED', 0,
                              message='Reverted: earlier')]
         self.run_plan(actions)
-        self.assertEqual(['b', 'a'], self.reverted)
+        # The FAILED one too: its agent may have made the change and died
+        # before it replied (the change id tells the agent which).
+        self.assertEqual(['c', 'b', 'a'], self.reverted)
         messages = [c.kwargs['status_message']
                     for c in self.engine.notify.call_args_list]
-        self.assertEqual(['Reverted: an action of the plan failed'] * 2,
+        self.assertEqual(['Reverted: an action of the plan failed'] * 3,
                          messages)
+
+    def test_a_change_the_agent_never_made_keeps_its_failure(self):
+        actions = [db_action('a', 'cams_balloon', 'SUCCEEDED', 1),
+                   db_action('c', 'cams_balloon', 'FAILED', 2,
+                             message='below the floor')]
+
+        def make(action):
+            loaded = mock.Mock()
+            loaded.revert.side_effect = lambda: self.reverted.append(
+                action.uuid) or ({'not_applied': 'c'} if action.uuid == 'c'
+                                 else {'actual_mb': 512})
+            return loaded
+        self.engine._action_factory.make_action.side_effect = make
+        self.run_plan(actions)
+        self.assertEqual(['c', 'a'], self.reverted)
+        self.assertEqual(
+            ['a'], [c.args[0].uuid
+                    for c in self.engine.notify.call_args_list])
+
+    def test_agent_actions_carry_their_uuid_as_change_id(self):
+        engine = workflow_engine.RevertingWorkFlowEngine(config={})
+        balloon = mock.Mock(
+            uuid='0f6e4c44-3b0e-4f0e-9d59-5c3f1c0e7a11',
+            action_type='cams_balloon', input_parameters={
+                'resource_id': '11111111-1111-4111-8111-111111111111',
+                'host': 'cmp-a', 'target_mb': 512})
+        action = engine.action_factory.make_action(balloon)
+        self.assertEqual(balloon.uuid, action.change_id)
+        nop = mock.Mock(uuid='u', action_type='nop',
+                        input_parameters={'message': 'hi'})
+        self.assertFalse(hasattr(engine.action_factory.make_action(nop),
+                                 'change_id'))
 
     def test_a_cancelled_plan_reverts_and_stays_cancelled(self):
         actions = [db_action('a', 'cams_balloon', 'SUCCEEDED', 1),
@@ -93,7 +127,11 @@ class TestRevertingEngine(base.TestCase):
             return loaded
         self.engine._action_factory.make_action.side_effect = make
         self.run_plan(actions)
-        self.assertEqual(['a'], self.reverted)
-        self.assertIn('Not reverted after',
-                      self.engine.notify.call_args_list[0].kwargs[
-                          'status_message'])
+        self.assertEqual(['c', 'a'], self.reverted)
+        self.assertEqual(
+            ['Reverted: an action of the plan failed',
+             'Not reverted after an action of the plan failed: '
+             'watcher-cams-agent on cmp-a did not answer: timed out',
+             'Reverted: an action of the plan failed'],
+            [c.kwargs['status_message']
+             for c in self.engine.notify.call_args_list])

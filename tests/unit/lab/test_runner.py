@@ -22,7 +22,7 @@ class FakeManager:
     def get_report(self):
         return {'host': 'lab', 'sizes': (1, 2)}
 
-    def set_balloon(self, instance, target_mb, reason=''):
+    def set_balloon(self, instance, target_mb, reason='', change_id=None):
         self.calls.append((instance, target_mb))
         if target_mb < 256:
             raise controllers.Refused('target %d MiB is below the floor'
@@ -61,12 +61,14 @@ class FailingAgent(fakes.FakeAgent):
         super().__init__(**kwargs)
         self.fail = fail
 
-    def set_balloon(self, host, instance, target_mb, reason=''):
+    def set_balloon(self, host, instance, target_mb, reason='',
+                    change_id=None):
         if instance == self.fail:
             self.calls.append(('set_balloon', host, instance, target_mb))
             raise rpcapi.AgentError(host, 'set_balloon', 'ChangeFailed',
                                     'balloon stuck')
-        return super().set_balloon(host, instance, target_mb, reason)
+        return super().set_balloon(host, instance, target_mb, reason,
+                                   change_id)
 
 
 class TestApplyActions(base.TestCase):

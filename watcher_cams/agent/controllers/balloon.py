@@ -79,14 +79,15 @@ class BalloonController:
                     % (dom.UUIDString(), actual, target_mb, self.timeout))
             self.sleep(self.poll)
 
-    def set(self, dom, guest, account, target_mb, reason='', qemu_pid=None):
+    def set(self, dom, guest, account, target_mb, reason='', qemu_pid=None,
+            change_id=None):
         self.check(guest, account, target_mb)
         entry = self.state.get(guest.uuid, KIND) or {}
-        earlier = controllers.with_undo(entry, 'earlier_mb', 'previous_mb',
-                                        guest.actual_mb)
+        earlier, ids = controllers.with_undo(
+            entry, 'earlier_mb', 'previous_mb', guest.actual_mb, change_id)
         self.state.record(guest.uuid, KIND, {
             'target_mb': target_mb, 'previous_mb': guest.actual_mb,
-            'earlier_mb': earlier,
+            'earlier_mb': earlier, 'change_ids': ids,
             'original_mb': entry.get('original_mb', guest.actual_mb),
             'max_mb': guest.max_mb,
             'reason': str(reason)[:255], 'time': time.time(),
@@ -96,8 +97,17 @@ class BalloonController:
         actual = self.resize(dom, target_mb)
         return {'previous_mb': guest.actual_mb, 'actual_mb': actual}
 
-    def revert(self, dom, guest, account, qemu_pid=None):
+    def revert(self, dom, guest, account, qemu_pid=None, change_id=None):
+        """Undo the newest change, or the one ``change_id`` names.
+
+        A change the agent never recorded (refused, or its request lost)
+        and one reverted already are answered ``not_applied``: nothing to
+        undo, and nothing older is undone in its place.
+        """
         entry = self.state.get(guest.uuid, KIND)
+        if not controllers.check_newest(entry, 'earlier_mb', 'previous_mb',
+                                        change_id):
+            return controllers.not_applied(change_id)
         if not entry:
             raise controllers.Refused('no balloon change of %s to revert'
                                       % guest.uuid)
@@ -105,6 +115,7 @@ class BalloonController:
         # guest twice is undone back to where it started; past the kept
         # history a revert goes back to the original size.
         earlier = controllers.undo_history(entry, 'earlier_mb', 'previous_mb')
+        ids = controllers.change_ids(entry, 'earlier_mb', 'previous_mb')[:-1]
         target = earlier.pop() if earlier else entry['original_mb']
         # A revert may take back a whole step, but the floor and capacity
         # guards still hold.
@@ -116,6 +127,7 @@ class BalloonController:
             self.state.forget(guest.uuid, KIND)
         else:
             entry.update(target_mb=target, earlier_mb=earlier,
+                         change_ids=ids,
                          previous_mb=(earlier[-1] if earlier
                                       else entry['original_mb']),
                          reason='revert', time=time.time(),

@@ -75,15 +75,17 @@ class PinningController:
             raise controllers.ChangeFailed('libvirt refused to pin %s: %s'
                                            % (dom.UUIDString(), exc))
 
-    def set(self, domain, cpus, reason=''):
+    def set(self, domain, cpus, reason='', change_id=None):
         self.check(domain, cpus)
         entry = self.state.get(domain.uuid, KIND) or {}
         now = {'vcpus': domain.vcpu_cpus, 'emulator': domain.emulator_cpus}
         cpus = sorted(set(cpus))
         pinned = {'vcpus': [cpus] * domain.vcpus, 'emulator': cpus}
-        earlier = controllers.with_undo(entry, 'earlier', 'previous', now)
+        earlier, ids = controllers.with_undo(entry, 'earlier', 'previous',
+                                             now, change_id)
         self.state.record(domain.uuid, KIND, {
             'pinned': pinned, 'previous': now, 'earlier': earlier,
+            'change_ids': ids,
             'original': entry.get('original', now),
             'reason': str(reason)[:255], 'time': time.time(),
             'qemu_pid': domain.qemu_pid})
@@ -93,13 +95,22 @@ class PinningController:
                    domain.host_cpus)
         return {'previous': now, 'cpus': cpus}
 
-    def revert(self, domain):
+    def revert(self, domain, change_id=None):
+        """Undo the newest change, or the one ``change_id`` names.
+
+        As for balloons, a change never recorded is answered
+        ``not_applied``.
+        """
         entry = self.state.get(domain.uuid, KIND)
+        if not controllers.check_newest(entry, 'earlier', 'previous',
+                                        change_id):
+            return controllers.not_applied(change_id)
         if not entry:
             raise controllers.Refused('no affinity change of %s to revert'
                                       % domain.uuid)
         # Newest change first, as for balloons.
         earlier = controllers.undo_history(entry, 'earlier', 'previous')
+        ids = controllers.change_ids(entry, 'earlier', 'previous')[:-1]
         back = earlier.pop() if earlier else entry['original']
         LOG.warning('Affinity %s: reverting to %s', domain.uuid, back)
         self.apply(domain.dom, back['vcpus'], back['emulator'],
@@ -109,6 +120,7 @@ class PinningController:
         else:
             entry.update(previous=earlier[-1] if earlier
                          else entry['original'], earlier=earlier,
+                         change_ids=ids,
                          pinned=back, reason='revert', time=time.time(),
                          qemu_pid=domain.qemu_pid)
             self.state.record(domain.uuid, KIND, entry)
