@@ -68,3 +68,28 @@ class TestCloud(testtools.TestCase):
         self.assertEqual({first: 'SUCCEEDED', second: 'FAILED'}, states)
         self.assertLessEqual(abs(base.actual_mb(first) - 512), 8)
         self.assertLessEqual(abs(base.actual_mb(second) - 512), 8)
+
+    def test_a_cancelled_plan_reverts_what_it_applied(self):
+        first, second = (self.servers[name] for name in SERVERS)
+        # Twenty changes, one after the other (a second or so each), so
+        # that the cancel lands half-way: Watcher starts no action after it
+        # and the plugin's workflow engine reverts those that ran. Each has
+        # its own reason: the planner merges identical actions.
+        plan = base.start_actions(
+            [base.balloon_action(s, (448, 384)[step % 2], 'step %d' % step)
+             for step in range(10) for s in (first, second)])
+        base.wait_for('the first action', lambda: any(
+            a['state'] == 'SUCCEEDED' for a in base.plan_actions(plan)),
+            timeout=120, every=0.5)
+        base.openstack_quiet('optimize', 'actionplan', 'cancel', plan)
+        state = base.wait_for('the plan', lambda: base.finished(
+            'actionplan', plan), timeout=300, every=2)
+        self.assertEqual('CANCELLED', state)
+        actions = base.plan_actions(plan)
+        ran = [a for a in actions if a['state'] == 'SUCCEEDED']
+        self.assertTrue(ran)
+        self.assertLess(len(ran), len(actions), actions)
+        for a in ran:
+            self.assertTrue(a['message'].startswith('Reverted: '), a)
+        for server_id in (first, second):
+            self.assertLessEqual(abs(base.actual_mb(server_id) - 512), 8)
