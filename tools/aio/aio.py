@@ -611,7 +611,7 @@ def up():
     watcher_and_agents()
     images()
     with open(os.path.join(AIO, 'admin-openrc'), 'w') as f:
-        f.writelines('export %s=%s\n' % kv for kv in admin_env().items())
+        f.write(exports())
         f.write('export PATH=%s:$PATH\n' % BIN)
     say('all up; source %s/admin-openrc to use it' % AIO)
 
@@ -662,12 +662,15 @@ def down(quiet=False):
     return 0
 
 
-def openrc():
-    """Print shell exports for the CLI and the cloud lab."""
+def exports():
+    """Shell exports for the CLI and the cloud lab (cmp-a as its node)."""
     lines = dict(admin_env(), CAMS_LAB_HOST='cmp-a',
                  CAMS_LAB_LIBVIRT_URI=libvirt_uri('cmp-a'))
-    for name, value in sorted(lines.items()):
-        print("export %s='%s'" % (name, value))
+    return ''.join("export %s='%s'\n" % kv for kv in sorted(lines.items()))
+
+
+def openrc():
+    print(exports(), end='')
 
 
 def main(argv):
