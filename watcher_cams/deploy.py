@@ -1,14 +1,17 @@
 """The settings a deployment of watcher-cams writes into each service.
 
-One place for them, used by the all-in-one harness (tools/aio) and meant for
-the DevStack plugin, so the two cannot drift. Each function returns
+One place for them, used by the all-in-one harness (tools/aio) and the
+DevStack plugin (devstack/plugin.sh, through ``python -m
+watcher_cams.deploy``), so the two cannot drift. Each function returns
 ``{section: {option: value}}`` for one config file; ``iniset_lines`` turns
 that into ``FILE SECTION OPTION VALUE`` lines a shell script can apply with
 its own iniset.
 """
 
+import argparse
 import configparser
 import os
+import sys
 
 WATCHER_CONF_D = os.path.join(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -79,3 +82,54 @@ def write(path, settings):
     with open(tmp, 'w') as f:
         f.write('\n'.join(lines))
     os.replace(tmp, path)
+
+
+def main(argv=None):
+    """Command line for shell installers (the DevStack plugin).
+
+    ``watcher-conf PATH`` writes Watcher's drop-in file (for a
+    ``watcher.conf.d`` directory); ``agent-conf PATH ...`` writes the
+    agent's config file; ``nova-compute ...`` prints iniset lines for
+    nova-compute's config file.
+    """
+    parser = argparse.ArgumentParser(
+        prog='python -m watcher_cams.deploy',
+        description='Write or print the settings watcher-cams needs.')
+    sub = parser.add_subparsers(dest='command', required=True)
+    w = sub.add_parser('watcher-conf', help='write Watcher\'s drop-in file')
+    w.add_argument('path')
+    a = sub.add_parser('agent-conf', help='write the agent\'s config file')
+    a.add_argument('path')
+    a.add_argument('--host', required=True,
+                   help='the compute node\'s name in Nova')
+    a.add_argument('--connection-uri', default='qemu:///system')
+    a.add_argument('--state-dir', required=True)
+    a.add_argument('--transport-url', required=True)
+    a.add_argument('--reserved-host-memory-mb', type=int, default=512)
+    a.add_argument('--llc-cpus', default=None)
+    a.add_argument('--log-file', default=None)
+    n = sub.add_parser('nova-compute',
+                       help='print iniset lines for nova-compute\'s file')
+    n.add_argument('path')
+    n.add_argument('--state-dir', required=True)
+    n.add_argument('--driver-extension', action='store_true',
+                   help='also switch compute_driver to the extension')
+    args = parser.parse_args(argv)
+    if args.command == 'watcher-conf':
+        write(args.path, watcher())
+    elif args.command == 'agent-conf':
+        settings = agent(args.host, args.connection_uri, args.state_dir,
+                         args.transport_url, args.reserved_host_memory_mb,
+                         args.llc_cpus)
+        if args.log_file:
+            settings['DEFAULT']['log_file'] = args.log_file
+        write(args.path, settings)
+    else:
+        settings = nova_compute(args.state_dir, args.driver_extension)
+        sys.stdout.write(''.join(line + '\n' for line in
+                                 iniset_lines(args.path, settings)))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

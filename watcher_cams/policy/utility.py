@@ -40,8 +40,9 @@ re-measures and corrects a wrong estimate.
 A resize echoes in the counters for a while: a guest that was shrunk
 refaults what it lost, one that grew is still filling. So within the rate
 window after its balloon changed (seen as a change of MemTotal between the
-two samples) a guest is not moved the other way; moves in the same
-direction go on.
+two samples, or a window that began less than ``settle_s`` after a change
+the policy state recorded) a guest is not moved the other way; moves in the
+same direction go on.
 
 Refault detection sees reuse only up to about twice the cache (the kernel
 keeps shadow entries for about one cache's worth of evictions), and a guest
@@ -52,6 +53,10 @@ measured, not unknown), the share of each cache on the active list (the
 pages re-read while cached, the CAMS paper's utilization) breaks the tie:
 CAMS's own steps are taken, but only those that move memory toward a guest
 whose measured value is not below the donor's by more than ``value_band``.
+A donor still filling gives in a tie only when it read at least a granule
+and its cache served less than ``min_value`` meanwhile (see
+:func:`_fill_density`): a reader over far more data than it can cache, not
+an idle guest.
 
 The counters' values are averages over a whole segment (the first one is the
 active list, hundreds of MiB in a small guest), so at a knee of the curve
@@ -63,7 +68,8 @@ measurement covered costs at least what was measured there, for
 ``memory_s``. The guest's disk read rate is kept with each measurement:
 the rates at two sizes price the memory in between without any model
 (what the guest read more when smaller is the loss of taking memory from
-it, what it read less when larger the gain of giving it back). And since
+it, what it read less when larger the gain of giving it back, up or down
+from what the refaults say). And since
 the counters are noisy, memory moves only when the gain beats the loss by
 ``value_band`` (relative) and ``min_value``.
 """
@@ -84,10 +90,14 @@ GROWTH_MB = 32
 STATE_KEY = 'utility'
 MAX_SEEN = 8
 # A measurement at a size is the running mean of the last ones there (one
-# cycle's counters are noisy: a few refaults more or less).
+# cycle's counters are noisy: a few refaults more or less), weighted by the
+# time each adds: rate windows longer than the audit cycle overlap, and an
+# overlapping window repeats events already counted. At most this many
+# windows' worth weigh in.
 MAX_COUNT = 10
 # Measurements of disk reads this far (MiB) below what a move would reach
-# still price it.
+# still price it; a measurement at least this far above the current size
+# prices growing back to it.
 EMPIRICAL_REACH_MB = 256
 
 
@@ -100,6 +110,7 @@ class UtilityParams:
     fill_horizon_s: float = 3600.0
     value_band: float = 0.2
     memory_s: float = 1800.0
+    settle_s: float = 60.0
 
     def __post_init__(self):
         if self.granule_mb < 1:
@@ -108,8 +119,10 @@ class UtilityParams:
             raise ValueError('min_value must be >= 0 and min_segment_mb > 0')
         if self.psi_protect < 0:
             raise ValueError('psi_protect must be >= 0')
-        if self.fill_horizon_s < 0 or self.memory_s < 0:
-            raise ValueError('fill_horizon_s and memory_s must be >= 0')
+        if (self.fill_horizon_s < 0 or self.memory_s < 0
+                or self.settle_s < 0):
+            raise ValueError('fill_horizon_s, memory_s and settle_s must be '
+                             '>= 0')
         if not 0 <= self.value_band < 1:
             raise ValueError('value_band must be within [0, 1)')
 
@@ -127,23 +140,34 @@ class Seen:
     length_mb: float
     timestamp: float
     disk_mb_s: float = 0.0
-    # Measurements averaged into this one (at most MAX_COUNT weigh in).
-    count: int = 1
+    # Rate windows of counters averaged into this one (fractions where
+    # windows overlapped; at most MAX_COUNT weigh in).
+    count: float = 1.0
 
     def to_list(self):
         return [self.size_mb, round(self.density * 1024, 4),
                 round(self.length_mb, 1), round(self.timestamp, 1),
-                round(self.disk_mb_s, 4), self.count]
+                round(self.disk_mb_s, 4), round(self.count, 3)]
 
-    def merged(self, newer):
-        """This measurement averaged with a newer one at the same size."""
+    def merged(self, newer, window_s):
+        """This measurement averaged with a newer one at the same size.
+
+        ``window_s`` is the newer one's rate window: only the part of it
+        after this one's time is new evidence.
+        """
         n = min(self.count, MAX_COUNT)
+        w = 1.0
+        if window_s > 0:
+            w = min(1.0, max(0.0, newer.timestamp - self.timestamp)
+                    / window_s)
+        if w <= 0:
+            return dataclasses.replace(self, timestamp=newer.timestamp)
 
         def mean(a, b):
-            return (a * n + b) / (n + 1)
+            return (a * n + b * w) / (n + w)
         return Seen(newer.size_mb, mean(self.density, newer.density),
                     mean(self.length_mb, newer.length_mb), newer.timestamp,
-                    mean(self.disk_mb_s, newer.disk_mb_s), n + 1)
+                    mean(self.disk_mb_s, newer.disk_mb_s), n + w)
 
     def slope_to(self, other):
         """Disk reads saved per MiB between this size and ``other``'s."""
@@ -161,13 +185,13 @@ class Seen:
         try:
             size, per_gib, length, timestamp, disk, count = value
             seen = cls(int(size), float(per_gib) / 1024, float(length),
-                       float(timestamp), float(disk), int(count))
+                       float(timestamp), float(disk), float(count))
         except (TypeError, ValueError):
             return None
         if (seen.size_mb <= 0 or not 0 <= seen.density < float('inf')
                 or not 0 < seen.length_mb < float('inf')
                 or not 0 <= seen.disk_mb_s < float('inf')
-                or seen.count < 1):
+                or not 0 < seen.count < float('inf')):
             return None
         return seen
 
@@ -200,6 +224,12 @@ class ValueCurve:
     filling: bool = False
     size_mb: int = 0
     seen: tuple = ()
+    # While filling: reads the cache served per MiB of it (MiB/s per MiB),
+    # measured when the guest read at least a granule in the window;
+    # None when it read less (an idle guest shows nothing).
+    fill_density: float = None
+    # The last balloon change this policy saw: (time, +1 grown / -1 shrunk).
+    last_resize: tuple = None
 
     def density_at(self, offset_mb):
         start = 0.0
@@ -278,47 +308,105 @@ def value_curve(guest, cfg, params=UtilityParams()):
     growth = s.file_lru_mb - guest.previous.file_lru_mb
     grew = growth > GROWTH_MB or (growth > 0 and refault == 0)
     filling = free > cfg.floor_margin_mb or grew
+    fill_density = None
     if filling:
         # The cache has not filled yet: nothing was evicted, so the refault
         # counters say nothing about what the cache is worth. Only the free
         # memory may go, less what the reads will fill soon.
         fill_mb = disk * params.fill_horizon_s
         donate = min(donate, free - cfg.floor_margin_mb - fill_mb)
+        fill_density = _fill_density(guest, r, params)
     stalled = (s.psi_some_avg10 is not None
                and s.psi_some_avg10 >= params.psi_protect)
     if stalled:
         donate = 0
     change = s.mem_total_kb - guest.previous.mem_total_kb
     resized = 0 if abs(change) < RESIZE_KB else (1 if change > 0 else -1)
+    last_resize = _last_resize(guest)
+    if (not resized and last_resize is not None
+            and guest.previous.timestamp < last_resize[0] + params.settle_s):
+        # The window began just after a resize (an agent that also samples
+        # on its own timer): the echo is still in it.
+        resized = last_resize[1]
     seen = remembered(guest, params)
     if not filling and not resized:
         # A clean measurement: averaged with the earlier ones at this size,
         # it is this guest's value from now on.
         length, density = segments[0]
         seen = _with_seen(seen, Seen(guest.actual_mb, density, length,
-                                     s.timestamp, disk), params)
+                                     s.timestamp, disk), r.interval_s,
+                          params)
         mean = seen[0].density
         segments = ((length, mean),) + tuple(
             (rest, min(slope, mean)) for rest, slope in segments[1:])
         # Where the guest was measured larger, its own disk reads there
-        # tell what the memory in between saved.
-        above = [x for x in seen[1:] if x.size_mb > guest.actual_mb]
+        # tell what the memory in between saved: that measurement, not
+        # the refault model, prices it, up or down. (Refaults overvalue a
+        # guest that reads far more data than it caches when its kernel
+        # keeps shadow entries for several cache sizes: nearly every miss
+        # is a refault.) Beyond it the curve stays concave.
+        # A disk rate is noisy too: over less than EMPIRICAL_REACH_MB its
+        # difference is mostly noise.
+        above = [x for x in seen[1:]
+                 if x.size_mb >= guest.actual_mb + EMPIRICAL_REACH_MB]
         if above:
             nearest = min(above, key=lambda x: x.size_mb)
             slope = seen[0].slope_to(nearest)
             reach = nearest.size_mb - guest.actual_mb
-            if slope > segments[0][1]:
-                segments = ((reach, slope),) + segments
+            segments = ((reach, slope),) + tuple(
+                (rest, min(density, slope)) for rest, density in segments)
     return ValueCurve(segments, segments[0][1], max(0, int(donate)),
-                      resized, filling, guest.actual_mb, seen)
+                      resized, filling, guest.actual_mb, seen, fill_density,
+                      last_resize)
 
 
-def _with_seen(seen, new, params):
+def _last_resize(guest):
+    """(time, direction) of the guest's last balloon change, or None.
+
+    The policy state keeps the size at each plan; a different size now
+    means a change after that plan (taken as right after it).
+    """
+    state = guest.policy_state.get(STATE_KEY)
+    if not isinstance(state, dict):
+        return None
+    try:
+        size, at = int(state['size_mb']), float(state['at'])
+    except (KeyError, TypeError, ValueError):
+        size = at = None
+    if size is not None and abs(guest.actual_mb - size) * 1024 >= RESIZE_KB:
+        return at, 1 if guest.actual_mb > size else -1
+    last = state.get('last_resize')
+    try:
+        at, direction = float(last[0]), int(last[1])
+    except (TypeError, ValueError, IndexError):
+        return None
+    return (at, direction) if direction in (-1, 1) else None
+
+
+def _fill_density(guest, r, params):
+    """Hits per second per MiB of a filling cache, or None.
+
+    Without reclaim nothing leaves the active list, so its growth over the
+    window is the cache pages read a second time while cached: the reuse
+    the cache delivered, per MiB of it. For a miss-ratio curve that is
+    concave this average is at least the value of the next MiB, so it
+    bounds what the guest's free memory would have been worth. It is
+    evidence only when the guest read at least a granule in the window.
+    """
+    if r.disk_read_mb_s * r.interval_s < params.granule_mb:
+        return None
+    s, prev = guest.sample, guest.previous
+    promoted = max(0.0, s.active_file_mb - prev.active_file_mb)
+    return promoted / r.interval_s / max(s.file_lru_mb,
+                                         params.min_segment_mb)
+
+
+def _with_seen(seen, new, window_s, params):
     """``seen`` with ``new`` first, merged with the one at its size."""
     kept = [new]
     for old in seen:
         if abs(old.size_mb - new.size_mb) < params.granule_mb:
-            kept[0] = old.merged(new)
+            kept[0] = old.merged(new, window_s)
         else:
             kept.append(old)
     return tuple(kept[:MAX_SEEN])
@@ -373,11 +461,16 @@ def _moves(host, cfg, params, curves):
 
 def _tie_break(host, cfg, params, curves):
     """CAMS's steps where the refault values do not say otherwise."""
-    # Paper mode's pace (512 MiB a cycle) in granules, so that the last
-    # granule above a floor can move too.
-    granules = max(1, cams.CamsParams().step_mb * 4 // params.granule_mb)
-    steps = cams.plan(host, cfg, cams.CamsParams(
-        pages_per_step=params.granule_mb, page_mb=1, max_steps=granules))
+    # Paper mode's own steps; where those no longer fit (the last granules
+    # above a floor), the same pace in granules.
+    steps = cams.plan(host, cfg, cams.CamsParams())
+    if not steps.moves:
+        paper = cams.CamsParams()
+        granules = max(1, paper.step_mb * paper.max_steps
+                       // params.granule_mb)
+        steps = cams.plan(host, cfg, cams.CamsParams(
+            pages_per_step=params.granule_mb, page_mb=1,
+            max_steps=granules))
     threshold = params.min_value / 1024.0
     takers = [m for m in steps.moves if m.target_mb > m.current_mb]
     donors = [m for m in steps.moves if m.target_mb < m.current_mb]
@@ -390,12 +483,26 @@ def _tie_break(host, cfg, params, curves):
             if (curves[t.instance].resized < 0
                     or curves[d.instance].resized > 0):
                 return None
-            # A donor with free memory has shown nothing about its cache
-            # (it may be idle only for now): no evidence to break a tie.
-            if curves[d.instance].filling:
-                return None
-            gain = curves[t.instance].density_at(0)[0]
-            loss = curves[d.instance].loss_at(0, d.current_mb - d.target_mb)
+            taker, donor = curves[t.instance], curves[d.instance]
+            gain = taker.density_at(0)[0]
+            if donor.filling:
+                # A donor with free memory has evicted nothing: only what
+                # its cache served while it filled says anything of it,
+                # and only when it read (an idle guest shows nothing). It
+                # gives only when that is below min_value, the bar under
+                # which this policy calls memory worthless: refaults at a
+                # smaller size would overvalue a guest that never showed
+                # its value at this one (real kernels keep shadow entries
+                # for several cache sizes).
+                if taker.filling and taker.fill_density is not None:
+                    gain = max(gain, taker.fill_density)
+                if donor.fill_density is None or (
+                        donor.fill_density > threshold
+                        or gain - donor.fill_density * (1 + params.value_band)
+                        <= threshold):
+                    return None
+                continue
+            loss = donor.loss_at(0, d.current_mb - d.target_mb)
             if gain < loss * (1 - params.value_band) - threshold:
                 return None
     steps.moves = [dataclasses.replace(
@@ -404,10 +511,16 @@ def _tie_break(host, cfg, params, curves):
     return steps
 
 
-def _remember(curves):
-    """Policy state: each guest's measurements, this cycle's included."""
-    return {uuid: {STATE_KEY: {'seen': [s.to_list() for s in c.seen]}}
-            for uuid, c in curves.items()}
+def _remember(host, curves):
+    """Policy state: measurements (this cycle's too), size, last resize."""
+    states = {}
+    for uuid, c in curves.items():
+        state = {'seen': [s.to_list() for s in c.seen], 'size_mb': c.size_mb,
+                 'at': host.guest(uuid).sample.timestamp}
+        if c.last_resize is not None:
+            state['last_resize'] = list(c.last_resize)
+        states[uuid] = {STATE_KEY: state}
+    return states
 
 
 def plan(host: model.HostView, cfg: guards.GuardConfig,
@@ -417,7 +530,7 @@ def plan(host: model.HostView, cfg: guards.GuardConfig,
         curve = value_curve(g, cfg, params)
         if curve is not None:
             curves[g.uuid] = curve
-    states = _remember(curves)
+    states = _remember(host, curves)
     delta, saved = _moves(host, cfg, params, curves)
     if not any(delta.values()):
         tie = _tie_break(host, cfg, params, curves)

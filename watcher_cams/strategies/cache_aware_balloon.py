@@ -74,6 +74,12 @@ class CacheAwareBalloon(base.MemoryStrategy):
                              'description': 'utility mode: seconds a '
                                             'guest\'s measured value at a '
                                             'size is remembered.'},
+                'settle_s': {'type': 'number', 'minimum': 0,
+                             'default': utility.UtilityParams.settle_s,
+                             'description': 'utility mode: seconds after a '
+                                            'balloon change during which '
+                                            'a rate window that starts is '
+                                            'still its echo.'},
                 **base.value_properties('moved', utility.UtilityParams()),
             },
             'additionalProperties': False,
@@ -95,7 +101,8 @@ class CacheAwareBalloon(base.MemoryStrategy):
             min_value=self.param('min_value'),
             psi_protect=self.param('psi_protect'),
             value_band=self.param('value_band'),
-            memory_s=self.param('memory_s'))
+            memory_s=self.param('memory_s'),
+            settle_s=self.param('settle_s'))
 
     def plan_host(self, host, node, params, cfg):
         if isinstance(params, cams.CamsParams):

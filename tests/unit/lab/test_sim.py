@@ -106,6 +106,34 @@ class TestSimulation(testtools.TestCase):
                          - guest['previous']['timestamp'])
         self.assertIsNotNone(policies.plan('utility', rep, sim))
 
+    def test_background_collection_starts_the_next_rate_window(self):
+        # As an agent on its own timer: a sample 4 s into each cycle, and
+        # rates over at least 3 s, so each report is against it.
+        sim = simulate.Simulation(small_spec(collect_at_s=4,
+                                             rate_window_s=3,
+                                             duration_s=20, warmup_s=0),
+                                  'static')
+        windows = []
+        orig = sim.host.report
+
+        def report():
+            rep = orig()
+            g = rep['guests'][0]
+            if g['previous'] is not None:
+                windows.append((g['previous']['timestamp'],
+                                g['sample']['timestamp']))
+            return rep
+        sim.host.report = report
+        result = sim.run()
+        self.assertEqual([(4.0, 10.0), (14.0, 20.0)], windows)
+        # The cycle's reads are all counted, split or not.
+        whole = simulate.Simulation(small_spec(duration_s=20, warmup_s=0),
+                                    'static').run()
+        self.assertEqual(whole.total.app_kb, result.total.app_kb)
+        exc = self.assertRaises(spec_mod.ScenarioError, spec_mod.validate,
+                                dict(small_spec(), collect_at_s=10))
+        self.assertIn('collect_at_s must be below cycle_s', str(exc))
+
     def test_a_churning_full_cache_shows_kswapd_jitter(self):
         spec = small_spec(guests=[dict(g, phases=[dict(
             g['phases'][0], pattern='uniform')]) for g in small_spec(

@@ -120,22 +120,52 @@ class TestUtilityPlan(testtools.TestCase):
         self.assertEqual([], utility.plan(factory.host([reading, idle]),
                                           CFG).moves)
 
+    def _growing(self, promoted_mb):
+        growing = factory.guest(2, active_mb=100, inactive_mb=1692,
+                                read_mb_s=5.0)
+        # Same counters, but 200 MiB less cache one window ago, of which
+        # ``promoted_mb`` were re-read since (active list growth).
+        earlier = dataclasses.replace(
+            growing.previous,
+            active_file_kb=growing.previous.active_file_kb
+            - promoted_mb * 1024,
+            inactive_file_kb=growing.previous.inactive_file_kb
+            - (200 - promoted_mb) * 1024,
+            cached_kb=growing.previous.cached_kb - 200 * 1024)
+        return growing, dataclasses.replace(growing, previous=earlier)
+
     def test_a_cache_still_growing_without_refaults_keeps_its_memory(self):
         valued = factory.guest(1, read_mb_s=2.0,
                                refault_s=factory.pages_s(2.0),
                                activate_s=factory.pages_s(1.5))
-        growing = factory.guest(2, active_mb=100, inactive_mb=1692,
-                                read_mb_s=5.0)
-        # Same counters, but 200 MiB less cache one window ago.
-        earlier = dataclasses.replace(
-            growing.previous,
-            inactive_file_kb=growing.previous.inactive_file_kb - 200 * 1024,
-            cached_kb=growing.previous.cached_kb - 200 * 1024)
-        self.assertTrue(utility.plan(factory.host([valued, growing]),
+        grown, still = self._growing(promoted_mb=50)
+        self.assertTrue(utility.plan(factory.host([valued, grown]),
                                      CFG).moves)
-        still = dataclasses.replace(growing, previous=earlier)
-        self.assertTrue(utility.value_curve(still, CFG).filling)
+        curve = utility.value_curve(still, CFG)
+        self.assertTrue(curve.filling)
+        # 50 MiB re-read in a minute from 1792 MiB of cache.
+        self.assertAlmostEqual(50 / 60 / 1792, curve.fill_density)
         self.assertEqual([], utility.plan(factory.host([valued, still]),
+                                          CFG).moves)
+
+    def test_a_growing_cache_that_served_nothing_breaks_a_tie(self):
+        # It read 300 MiB in the window and re-read none of it while
+        # cached (a reader over far more data than it can cache): its
+        # free memory goes, as paper mode would move it, without waiting
+        # for the cache to fill.
+        valued = factory.guest(1, read_mb_s=2.0,
+                               refault_s=factory.pages_s(2.0),
+                               activate_s=factory.pages_s(1.5))
+        _, streaming = self._growing(promoted_mb=0)
+        self.assertEqual(0.0, utility.value_curve(streaming, CFG)
+                         .fill_density)
+        plan = utility.plan(factory.host([valued, streaming]), CFG)
+        deltas = {m.instance: m.delta_mb for m in plan.moves}
+        self.assertLess(deltas[streaming.uuid], 0)
+        self.assertIn('tie', plan.moves[0].reason)
+        # Unless the taker's value is no better.
+        flat = factory.guest(1, active_mb=100, inactive_mb=1692)
+        self.assertEqual([], utility.plan(factory.host([flat, streaming]),
                                           CFG).moves)
 
     def test_no_tie_break_against_measured_value(self):
@@ -246,6 +276,45 @@ class TestMeasurementMemory(testtools.TestCase):
         self.assertGreater(
             self.deltas(self.donor, was_larger)[was_larger.uuid], 0)
 
+    def test_disk_reads_measured_larger_cap_an_overvalued_taker(self):
+        # Refaults on nearly every miss (deep shadow entries) value the
+        # taker at 1.7 MiB/s per GiB; at 2304 MiB it read only 0.05 MiB/s
+        # less: 0.2 MiB/s per GiB, not worth the donor's 0.11 + band.
+        was_larger = remembering(self.taker,
+                                 self.seen(2304, 0.0, 64, disk=1.95))
+        curve = utility.value_curve(was_larger, CFG)
+        self.assertEqual(256, curve.segments[0][0])
+        self.assertAlmostEqual(0.05 / 256 * 1024,
+                               curve.segments[0][1] * 1024)
+        self.assertEqual({}, self.deltas(self.donor, was_larger))
+
+    def test_a_window_just_after_a_resize_is_an_echo(self):
+        # The last plan saw the donor at 2304 MiB, 30 s before this
+        # window began: it was shrunk since, and a window that starts
+        # within settle_s of that is not clean (nor moved the other way).
+        start = self.taker.previous.timestamp
+
+        def sized(guest, size, at):
+            return dataclasses.replace(guest, policy_state={
+                utility.STATE_KEY: {'seen': [], 'size_mb': size, 'at': at}})
+        echo = sized(self.taker, 2304, start - 30)
+        curve = utility.value_curve(echo, CFG)
+        self.assertEqual(-1, curve.resized)
+        self.assertEqual((), curve.seen)
+        self.assertEqual({}, self.deltas(self.donor, echo))
+        # The change is kept, so later windows know it too...
+        state = utility.plan(factory.host([echo, self.donor]), CFG
+                             ).policy_state[echo.uuid][utility.STATE_KEY]
+        self.assertEqual([start - 30, -1], state['last_resize'])
+        self.assertEqual(2048, state['size_mb'])
+        # ...until settle_s has passed before a window starts.
+        settled = sized(self.taker, 2304, start - 61)
+        self.assertEqual(0, utility.value_curve(settled, CFG).resized)
+        self.assertGreater(self.deltas(self.donor, settled)[settled.uuid],
+                           0)
+        same = sized(self.taker, 2048, start - 30)
+        self.assertEqual(0, utility.value_curve(same, CFG).resized)
+
     def test_old_or_corrupt_measurements_are_ignored(self):
         for entries in [(self.seen(1920, 4.0, 400, age=1801),),
                         (self.seen(1920, 4.0, 400, age=-60),),
@@ -260,7 +329,10 @@ class TestMeasurementMemory(testtools.TestCase):
             self.assertEqual((), utility.remembered(donor,
                                                     utility.UtilityParams()))
             self.assertLess(self.deltas(donor)[self.donor.uuid], 0)
-        for state in ('junk', {'seen': 'junk'}, {'seen': None}):
+        for state in ('junk', {'seen': 'junk'}, {'seen': None},
+                      {'size_mb': 'x', 'at': 1.0},
+                      {'size_mb': 2048, 'last_resize': [None, 7]},
+                      {'last_resize': 'junk'}):
             donor = dataclasses.replace(
                 self.donor, policy_state={utility.STATE_KEY: state})
             self.assertLess(self.deltas(donor)[self.donor.uuid], 0)
@@ -284,6 +356,33 @@ class TestMeasurementMemory(testtools.TestCase):
                                 ).policy_state[many.uuid][
             utility.STATE_KEY]['seen']
         self.assertEqual(utility.MAX_COUNT + 1, latest[5])
+
+    def test_overlapping_windows_weigh_what_they_add(self):
+        # The last measurement here was 6 s ago and this window is 60 s
+        # long: only a tenth of it is new, so it weighs a tenth.
+        donor = remembering(self.donor, self.seen(2048, 1.0, 896, age=6,
+                                                  count=1))
+        [latest] = utility.plan(factory.host([self.taker, donor]), CFG
+                                ).policy_state[donor.uuid][
+            utility.STATE_KEY]['seen']
+        new = 0.1 / 896 * 1024
+        self.assertAlmostEqual((1.0 + 0.1 * new) / 1.1, latest[1], places=3)
+        self.assertAlmostEqual(1.1, latest[5])
+        # Nothing new (same time): the mean stays, the time moves on.
+        same = remembering(self.donor, self.seen(2048, 1.0, 896, age=0,
+                                                 count=2))
+        [kept] = utility.plan(factory.host([self.taker, same]), CFG
+                              ).policy_state[same.uuid][
+            utility.STATE_KEY]['seen']
+        self.assertEqual([2048, 1.0, 896.0, self.now, 0.0, 2], kept)
+
+    def test_disk_reads_measured_just_above_are_noise(self):
+        # 64 MiB above: a 0.5 MiB/s difference over so little memory is
+        # not trusted (it would be 8 MiB/s per GiB).
+        near = remembering(self.taker, self.seen(2112, 0.0, 64, disk=2.5))
+        self.assertEqual(
+            utility.value_curve(self.taker, CFG).segments,
+            utility.value_curve(near, CFG).segments)
 
     def test_no_measurement_while_filling_or_resized(self):
         old = self.seen(1536, 2.0, 700, age=600, count=1)

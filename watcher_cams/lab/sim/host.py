@@ -252,6 +252,11 @@ class SimHost:
             stalled_s = new * PAGE_KB / KB / self.disk_mb_s
             g.psi_some = 100.0 * min(1.0, stalled_s / dt) if dt else 0.0
 
+    def collect(self):
+        """The agent's background collection: samples kept for rates."""
+        for g in self.guests:
+            self.history.add(g.uuid, g.sample(self.now))
+
     def report(self):
         """The compute-node agent's report of this host now.
 

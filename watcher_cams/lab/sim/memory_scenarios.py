@@ -157,13 +157,24 @@ REAL_LAB_SCALE = ('as the real-guest lab: 64 KiB blocks, one 3 GiB data '
                   'sizes, as a real guest kernel keeps them')
 
 
-def real_lab_spec(hot_prob, data_mb=3072, reads_per_s=100, block_kb=64):
+def real_lab_spec(hot_prob, data_mb=3072, reads_per_s=100, block_kb=64,
+                  cloud=False):
+    """The real-guest lab; ``cloud``: as ``watcher-cams-lab cloud`` runs it.
+
+    Through Watcher the node's agent also collects on its own timer
+    (collect_interval 30 s, not aligned with the audits) and its rates are
+    over at least min_rate_interval = 10 s, so a rate window can start
+    shortly after a plan's resize.
+    """
     rate = reads_per_s * block_kb / KB
     mem = {'committed_mb': 170, 'used_mb': 170}
     vm = {'max_mb': 1280, 'size_mb': 640}
     return {
-        'name': 'real-lab-%d' % round(hot_prob * 100), 'block_kb': block_kb,
-        'cycle_s': 30, 'rate_window_s': 30, 'duration_s': 600,
+        'name': 'real-lab-%d%s' % (round(hot_prob * 100),
+                                   '-cloud' if cloud else ''),
+        'block_kb': block_kb, 'cycle_s': 30,
+        'rate_window_s': 10 if cloud else 30,
+        'collect_at_s': 12 if cloud else 0, 'duration_s': 600,
         'warmup_s': 360,
         # A real guest kernel keeps shadow entries for several cache sizes
         # of evictions (mm/workingset.c lets shadow nodes reach an eighth

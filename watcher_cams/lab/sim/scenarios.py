@@ -182,6 +182,10 @@ def real_lab():
     pts = [experiment.Point('%d%%' % round(p * 100), {'hot_prob': p},
                             spec_mod.validate(ms.real_lab_spec(p)))
            for p in ms.REAL_LAB_HOT_PROBS]
+    # Through Watcher (watcher-cams-lab cloud): the agent's own sampling.
+    pts.append(experiment.Point(
+        'cloud 90%', {'hot_prob': 0.9, 'cloud': True},
+        spec_mod.validate(ms.real_lab_spec(0.9, cloud=True))))
     return RealLabScenario(
         'real-lab', 'The real-guest lab (watcher-cams-lab guests), simulated',
         'no paper: the lab issue asks the hot/cold guest to read >= 2x less '

@@ -63,7 +63,7 @@ class Simulation:
         result = RunResult(self.label, {}, [])
         for k in range(cycles):
             measure = host.now >= spec['warmup_s'] - 1e-9
-            traffic = host.step(cycle, measure)
+            traffic = self._step(cycle, measure)
             self._rates = {g.uuid: t.app_kb / cycle
                            for g, t in zip(host.guests, traffic)}
             result.series.append({
@@ -81,6 +81,18 @@ class Simulation:
         result.traffic = {g.name: g.traffic for g in host.guests}
         result.overcommit_mb = host.overcommit_mb
         return result
+
+    def _step(self, cycle, measure):
+        """One cycle's reads, with the agent's background sample in it."""
+        at = self.spec.get('collect_at_s') or 0
+        if not at:
+            return self.host.step(cycle, measure)
+        first = self.host.step(at, measure)
+        self.host.collect()
+        rest = self.host.step(cycle - at, measure)
+        for a, b in zip(first, rest):
+            a.add(b)
+        return first
 
     def _apply(self, plan, result):
         for move in plan.ordered_moves():

@@ -6,6 +6,9 @@ A spec (JSON or YAML) describes one host and its guests::
     block_kb: 8192          # simulated block (granularity of the caches)
     cycle_s: 20             # one audit cycle
     rate_window_s: 20       # the agent's min_rate_interval (default cycle_s)
+    collect_at_s: 0         # the agent's background collection, this many
+                            # seconds into each cycle (0: none, as in the
+                            # lab; a cloud's agent collects on its own timer)
     duration_s: 3600
     warmup_s: 1200          # not measured
     host: {ram_mb: 8192, reserved_mb: 512, host_cache_mb: 0,
@@ -98,6 +101,9 @@ def validate(spec):
     out['warmup_s'] = _number(spec, 'warmup_s', what, 0)
     out['rate_window_s'] = _number(spec, 'rate_window_s', what,
                                    out['cycle_s'], 0)
+    out['collect_at_s'] = _number(spec, 'collect_at_s', what, 0, 0)
+    if out['collect_at_s'] >= out['cycle_s']:
+        raise ScenarioError('%s: collect_at_s must be below cycle_s' % what)
     if out['warmup_s'] >= out['duration_s']:
         raise ScenarioError('%s: warmup_s must be below duration_s' % what)
     if out['duration_s'] / out['cycle_s'] > 100000:

@@ -1,0 +1,144 @@
+#!/bin/bash
+# watcher-cams DevStack plugin: installs the package, configures Watcher for
+# its strategies and actions, runs watcher-cams-agent on compute nodes,
+# optionally switches nova-compute to the driver extension, and marks guest
+# images for the QEMU guest agent. See devstack/README.rst.
+#
+# Every setting comes from watcher_cams.deploy (python -m
+# watcher_cams.deploy), the module the all-in-one harness (tools/aio) uses
+# too, so the two write the same configuration.
+
+_XTRACE_WATCHER_CAMS=$(set +o | grep xtrace)
+set +o xtrace
+
+function _watcher_cams_deploy {
+    "$PYTHON" -m watcher_cams.deploy "$@"
+}
+
+# install_watcher_cams - the package, with the agent's and the driver's
+# extras where they run
+function install_watcher_cams {
+    local extras=""
+    if is_service_enabled watcher-cams-agent; then
+        extras="agent"
+    fi
+    if [[ "$WATCHER_CAMS_NOVA_DRIVER" == "True" ]] && \
+            is_service_enabled n-cpu; then
+        extras="${extras:+$extras,}nova"
+    fi
+    setup_develop "$WATCHER_CAMS_DIR" ${extras:+"$extras"}
+}
+
+# configure_watcher_cams_watcher - Watcher's drop-in file: planner weights
+# and parallelization of cams_balloon/cams_pin_vcpus, the reverting
+# workflow engine
+function configure_watcher_cams_watcher {
+    sudo install -d -o "$STACK_USER" "$WATCHER_CAMS_WATCHER_CONF_D"
+    _watcher_cams_deploy watcher-conf \
+        "$WATCHER_CAMS_WATCHER_CONF_D/50-watcher-cams.conf"
+}
+
+# configure_watcher_cams_agent - the agent's config file and state directory
+function configure_watcher_cams_agent {
+    sudo install -d -o "$STACK_USER" "$WATCHER_CAMS_CONF_DIR"
+    sudo install -d -m 755 "$WATCHER_CAMS_STATE_DIR"
+    local args=(agent-conf "$WATCHER_CAMS_AGENT_CONF"
+        --host "$WATCHER_CAMS_HOST"
+        --connection-uri "$WATCHER_CAMS_LIBVIRT_URI"
+        --state-dir "$WATCHER_CAMS_STATE_DIR"
+        --transport-url "$(get_transport_url)"
+        --reserved-host-memory-mb "$WATCHER_CAMS_RESERVED_HOST_MEMORY_MB")
+    if [[ -n "$WATCHER_CAMS_LLC_CPUS" ]]; then
+        args+=(--llc-cpus "$WATCHER_CAMS_LLC_CPUS")
+    fi
+    _watcher_cams_deploy "${args[@]}"
+}
+
+# configure_watcher_cams_nova - nova-compute reads the agent's state; with
+# WATCHER_CAMS_NOVA_DRIVER=True it runs the driver extension. DevStack
+# copies nova.conf to nova-cpu.conf when it starts nova-compute, so the
+# settings go into nova.conf (the other Nova services ignore them).
+function configure_watcher_cams_nova {
+    local args=(nova-compute "$NOVA_CONF"
+        --state-dir "$WATCHER_CAMS_STATE_DIR")
+    if [[ "$WATCHER_CAMS_NOVA_DRIVER" == "True" ]]; then
+        args+=(--driver-extension)
+    fi
+    local file section option value
+    while read -r file section option value; do
+        iniset "$file" "$section" "$option" "$value"
+    done < <(_watcher_cams_deploy "${args[@]}")
+}
+
+# start_watcher_cams_agent - as root: it changes guests through libvirt and
+# reads them through their guest agents
+function start_watcher_cams_agent {
+    run_process watcher-cams-agent \
+        "$(get_python_exec_prefix)/watcher-cams-agent --config-file $WATCHER_CAMS_AGENT_CONF" \
+        "" root
+}
+
+# mark_watcher_cams_images - hw_qemu_guest_agent=yes on the images Nova
+# should give a guest-agent channel
+function mark_watcher_cams_images {
+    local images=() name
+    case "$WATCHER_CAMS_GUEST_AGENT_IMAGES" in
+        none|"")
+            return 0 ;;
+        all)
+            while read -r name; do
+                images+=("$name")
+            done < <(openstack --os-cloud devstack-admin image list \
+                         -f value -c ID) ;;
+        *)
+            IFS=, read -r -a images <<< "$WATCHER_CAMS_GUEST_AGENT_IMAGES" ;;
+    esac
+    for name in "${images[@]}"; do
+        openstack --os-cloud devstack-admin image set \
+            --property hw_qemu_guest_agent=yes "$name" || \
+            die $LINENO "cannot mark image $name for the guest agent"
+    done
+}
+
+function stop_watcher_cams_agent {
+    stop_process watcher-cams-agent
+}
+
+function cleanup_watcher_cams {
+    sudo rm -rf "$WATCHER_CAMS_STATE_DIR" "$WATCHER_CAMS_CONF_DIR"
+    sudo rm -f "$WATCHER_CAMS_WATCHER_CONF_D/50-watcher-cams.conf"
+}
+
+if [[ "$1" == "stack" && "$2" == "install" ]]; then
+    echo_summary "Installing watcher-cams"
+    install_watcher_cams
+elif [[ "$1" == "stack" && "$2" == "post-config" ]]; then
+    echo_summary "Configuring watcher-cams"
+    if is_service_enabled watcher-decision-engine watcher-applier; then
+        configure_watcher_cams_watcher
+    fi
+    if is_service_enabled watcher-cams-agent; then
+        configure_watcher_cams_agent
+    fi
+    if is_service_enabled n-cpu; then
+        configure_watcher_cams_nova
+    fi
+elif [[ "$1" == "stack" && "$2" == "extra" ]]; then
+    if is_service_enabled watcher-cams-agent; then
+        echo_summary "Starting watcher-cams-agent"
+        start_watcher_cams_agent
+    fi
+    if is_service_enabled glance; then
+        mark_watcher_cams_images
+    fi
+fi
+
+if [[ "$1" == "unstack" ]]; then
+    stop_watcher_cams_agent
+fi
+
+if [[ "$1" == "clean" ]]; then
+    cleanup_watcher_cams
+fi
+
+$_XTRACE_WATCHER_CAMS

@@ -1,0 +1,43 @@
+#!/bin/bash
+# cache_aware_balloon (goal memory_cache_efficiency): moves memory with the
+# balloon from guests whose page cache does not pay off to guests where it
+# does. mode=paper is the CAMS paper's method (equal cache utilization by
+# fixed steps), mode=utility ours (equal marginal value of memory, measured
+# through the guests' refault counters). doc/source/strategies.rst says how
+# each decides.
+#
+# Parameters (openstack optimize audit create --parameter NAME=VALUE), with
+# their defaults:
+#   mode=utility        paper or utility
+#   pages_per_step=64   paper: pages per step
+#   page_mb=2           paper: MiB per page
+#   max_steps=4         paper: steps per audit cycle
+#   tolerance=0.05      paper: utilizations this close count as equal
+#   granule_mb=64       utility: unit of memory moved (MiB)
+#   min_value=0.1       utility: least disk reads saved (MiB/s per GiB of
+#                       memory moved) worth a move
+#   value_band=0.2      utility: share by which the gain must beat the loss
+#   psi_protect=10.0    utility: guests with memory PSI some avg10 at or
+#                       above this never give memory
+#   memory_s=1800.0     utility: seconds a measured value at a size is kept
+#   settle_s=60.0       utility: seconds a resize echoes in the counters
+#
+# Usage: cache_aware_balloon.sh [NAME=VALUE ...]   (admin credentials in
+# OS_*; TEMPLATE, AUDIT, INTERVAL and SCOPE from the environment)
+set -euo pipefail
+TEMPLATE=${TEMPLATE:-cams-cache-aware}
+AUDIT=${AUDIT:-$TEMPLATE}       # the continuous audit's name
+INTERVAL=${INTERVAL:-300}       # seconds between audits
+SCOPE=${SCOPE:-}                # optional audit scope (YAML file)
+
+params=()
+for p in "$@"; do
+    params+=(--parameter "$p")
+done
+
+openstack optimize audittemplate create "$TEMPLATE" memory_cache_efficiency \
+    --strategy cache_aware_balloon ${SCOPE:+--scope "$SCOPE"}
+openstack optimize audit create --audit-template "$TEMPLATE" \
+    --name "$AUDIT" --audit_type CONTINUOUS --interval "$INTERVAL" \
+    --auto-trigger \
+    "${params[@]}"
