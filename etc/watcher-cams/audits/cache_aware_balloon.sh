@@ -22,22 +22,10 @@
 #   memory_s=1800.0     utility: seconds a measured value at a size is kept
 #   settle_s=60.0       utility: seconds a resize echoes in the counters
 #
-# Usage: cache_aware_balloon.sh [NAME=VALUE ...]   (admin credentials in
-# OS_*; TEMPLATE, AUDIT, INTERVAL and SCOPE from the environment)
+# Usage: cache_aware_balloon.sh [NAME=VALUE ...]   (TEMPLATE,
+# AUDIT, INTERVAL and SCOPE: see create-continuous-audit.sh)
 set -euo pipefail
-TEMPLATE=${TEMPLATE:-cams-cache-aware}
-AUDIT=${AUDIT:-$TEMPLATE}       # the continuous audit's name
-INTERVAL=${INTERVAL:-300}       # seconds between audits
-SCOPE=${SCOPE:-}                # optional audit scope (YAML file)
-
-params=()
-for p in "$@"; do
-    params+=(--parameter "$p")
-done
-
-openstack optimize audittemplate create "$TEMPLATE" memory_cache_efficiency \
-    --strategy cache_aware_balloon ${SCOPE:+--scope "$SCOPE"}
-openstack optimize audit create --audit-template "$TEMPLATE" \
-    --name "$AUDIT" --audit_type CONTINUOUS --interval "$INTERVAL" \
-    --auto-trigger \
-    "${params[@]}"
+export TEMPLATE=${TEMPLATE:-cams-cache-aware}
+export INTERVAL=${INTERVAL:-300}  # seconds between audits
+exec "$(dirname "$0")/create-continuous-audit.sh" \
+    memory_cache_efficiency cache_aware_balloon "$@"

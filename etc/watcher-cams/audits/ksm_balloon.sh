@@ -11,22 +11,10 @@
 #   min_value=0.05    utility: least disk reads saved (MiB/s per GiB) worth
 #                     giving memory
 #
-# Usage: ksm_balloon.sh [NAME=VALUE ...]   (admin credentials in OS_*;
-# TEMPLATE, AUDIT, INTERVAL and SCOPE from the environment)
+# Usage: ksm_balloon.sh [NAME=VALUE ...]   (TEMPLATE,
+# AUDIT, INTERVAL and SCOPE: see create-continuous-audit.sh)
 set -euo pipefail
-TEMPLATE=${TEMPLATE:-cams-ksm}
-AUDIT=${AUDIT:-$TEMPLATE}       # the continuous audit's name
-INTERVAL=${INTERVAL:-600}       # KSM merges slowly
-SCOPE=${SCOPE:-}                # optional audit scope (YAML file)
-
-params=()
-for p in "$@"; do
-    params+=(--parameter "$p")
-done
-
-openstack optimize audittemplate create "$TEMPLATE" memory_cache_efficiency \
-    --strategy ksm_balloon ${SCOPE:+--scope "$SCOPE"}
-openstack optimize audit create --audit-template "$TEMPLATE" \
-    --name "$AUDIT" --audit_type CONTINUOUS --interval "$INTERVAL" \
-    --auto-trigger \
-    "${params[@]}"
+export TEMPLATE=${TEMPLATE:-cams-ksm}
+export INTERVAL=${INTERVAL:-600}  # KSM merges slowly
+exec "$(dirname "$0")/create-continuous-audit.sh" \
+    memory_cache_efficiency ksm_balloon "$@"

@@ -12,22 +12,10 @@
 #   initial_margin_mb=100  margin of a guest seen first (MiB)
 #   change_mb=0            cache changes above this count as changed
 #
-# Usage: margin_balloon.sh [NAME=VALUE ...]   (admin credentials in OS_*;
-# TEMPLATE, AUDIT, INTERVAL and SCOPE from the environment)
+# Usage: margin_balloon.sh [NAME=VALUE ...]   (TEMPLATE,
+# AUDIT, INTERVAL and SCOPE: see create-continuous-audit.sh)
 set -euo pipefail
-TEMPLATE=${TEMPLATE:-cams-margin}
-AUDIT=${AUDIT:-$TEMPLATE}       # the continuous audit's name
-INTERVAL=${INTERVAL:-60}        # the paper's controller runs often
-SCOPE=${SCOPE:-}                # optional audit scope (YAML file)
-
-params=()
-for p in "$@"; do
-    params+=(--parameter "$p")
-done
-
-openstack optimize audittemplate create "$TEMPLATE" memory_cache_efficiency \
-    --strategy margin_balloon ${SCOPE:+--scope "$SCOPE"}
-openstack optimize audit create --audit-template "$TEMPLATE" \
-    --name "$AUDIT" --audit_type CONTINUOUS --interval "$INTERVAL" \
-    --auto-trigger \
-    "${params[@]}"
+export TEMPLATE=${TEMPLATE:-cams-margin}
+export INTERVAL=${INTERVAL:-60}  # the paper's controller runs often
+exec "$(dirname "$0")/create-continuous-audit.sh" \
+    memory_cache_efficiency margin_balloon "$@"

@@ -9,22 +9,10 @@
 #   exact_limit=8              hosts with at most this many movable guests
 #                              are solved exactly
 #
-# Usage: sharing_aware_pinning.sh [NAME=VALUE ...]   (admin credentials in
-# OS_*; TEMPLATE, AUDIT, INTERVAL and SCOPE from the environment)
+# Usage: sharing_aware_pinning.sh [NAME=VALUE ...]   (TEMPLATE,
+# AUDIT, INTERVAL and SCOPE: see create-continuous-audit.sh)
 set -euo pipefail
-TEMPLATE=${TEMPLATE:-cams-pinning}
-AUDIT=${AUDIT:-$TEMPLATE}       # the continuous audit's name
-INTERVAL=${INTERVAL:-1800}      # sharing changes slowly; pinning is cheap
-SCOPE=${SCOPE:-}                # optional audit scope (YAML file)
-
-params=()
-for p in "$@"; do
-    params+=(--parameter "$p")
-done
-
-openstack optimize audittemplate create "$TEMPLATE" cpu_cache_affinity \
-    --strategy sharing_aware_pinning ${SCOPE:+--scope "$SCOPE"}
-openstack optimize audit create --audit-template "$TEMPLATE" \
-    --name "$AUDIT" --audit_type CONTINUOUS --interval "$INTERVAL" \
-    --auto-trigger \
-    "${params[@]}"
+export TEMPLATE=${TEMPLATE:-cams-pinning}
+export INTERVAL=${INTERVAL:-1800}  # sharing changes slowly; pinning is cheap
+exec "$(dirname "$0")/create-continuous-audit.sh" \
+    cpu_cache_affinity sharing_aware_pinning "$@"

@@ -15,8 +15,8 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
 AUDITS = os.path.join(TOP, 'etc', 'watcher-cams', 'audits')
 PARAM = re.compile(r'^#   (\w+)=(\S+)\s')
-CREATE = re.compile(r'audittemplate create "\$TEMPLATE" (\w+)\s*\\\n\s*'
-                    r'--strategy (\w+)')
+HELPER = 'create-continuous-audit.sh'
+CREATE = re.compile(r'/%s" \\\n\s*(\w+) (\w+) "\$@"' % re.escape(HELPER))
 
 
 def strategies():
@@ -34,8 +34,14 @@ class TestAuditExamples(testtools.TestCase):
 
     def test_one_example_per_strategy(self):
         scripts = sorted(f[:-3] for f in os.listdir(AUDITS)
-                         if f.endswith('.sh'))
+                         if f.endswith('.sh') and f != HELPER)
         self.assertEqual(sorted(strategies()), scripts)
+
+    def test_the_helper_creates_a_continuous_audit(self):
+        with open(os.path.join(AUDITS, HELPER)) as f:
+            text = f.read()
+        self.assertIn('--audit_type CONTINUOUS', text)
+        self.assertIn('--auto-trigger', text)
 
     def test_goal_strategy_and_parameters_match(self):
         for name, cls in strategies().items():
@@ -43,7 +49,6 @@ class TestAuditExamples(testtools.TestCase):
                 text = f.read()
             self.assertEqual([(cls.get_goal_name(), name)],
                              CREATE.findall(text), name)
-            self.assertIn('--audit_type CONTINUOUS', text)
             schema = cls.get_schema()['properties']
             documented = header_params(text)
             self.assertEqual(sorted(schema), sorted(documented), name)
