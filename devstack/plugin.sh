@@ -100,6 +100,24 @@ function mark_watcher_cams_images {
     done
 }
 
+# configure_watcher_cams_tempest - tempest.conf for the plugin's tests; the
+# scenarios also need an image with cams-reader (the lab's guest image):
+# without WATCHER_CAMS_TEMPEST_IMAGE they are skipped
+function configure_watcher_cams_tempest {
+    iniset "$TEMPEST_CONFIG" service_available watcher_cams True
+    if [[ -z "$WATCHER_CAMS_TEMPEST_IMAGE" ]]; then
+        return 0
+    fi
+    local image_id
+    image_id=$(openstack --os-cloud devstack-admin image show \
+                   -f value -c id "$WATCHER_CAMS_TEMPEST_IMAGE") || \
+        die $LINENO "no image $WATCHER_CAMS_TEMPEST_IMAGE for tempest"
+    iniset "$TEMPEST_CONFIG" watcher_cams image_ref "$image_id"
+    iniset "$TEMPEST_CONFIG" watcher_cams compute_host "$WATCHER_CAMS_HOST"
+    iniset "$TEMPEST_CONFIG" watcher_cams libvirt_uri \
+        "$WATCHER_CAMS_LIBVIRT_URI"
+}
+
 function stop_watcher_cams_agent {
     stop_process watcher-cams-agent
 }
@@ -130,6 +148,11 @@ elif [[ "$1" == "stack" && "$2" == "extra" ]]; then
     fi
     if is_service_enabled glance; then
         mark_watcher_cams_images
+    fi
+elif [[ "$1" == "stack" && "$2" == "test-config" ]]; then
+    if is_service_enabled tempest; then
+        echo_summary "Configuring tempest for watcher-cams"
+        configure_watcher_cams_tempest
     fi
 fi
 

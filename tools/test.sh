@@ -14,7 +14,19 @@ echo "== host: libvirt, QEMU, RabbitMQ, guest image"
 source "$top/tools/venv.sh"
 
 echo "== flake8 (hacking)"
-flake8 watcher_cams nova_driver_ext nova tests tools
+flake8 watcher_cams nova_driver_ext nova watcher_cams_tempest_plugin tests tools
+
+echo "== documentation and release notes build without warnings"
+rm -rf doc/build releasenotes/build
+# reno logs every note it scans: shown only when something failed.
+if ! { sphinx-build -q -W --keep-going -b html doc/source doc/build/html \
+           && reno -q lint \
+           && sphinx-build -q -W --keep-going -b html releasenotes/source \
+                  releasenotes/build/html; } > .cache/docs.log 2>&1; then
+    grep -v '^[0-9a-f]\{16\}: ' .cache/docs.log
+    echo "documentation build failed (whole log: .cache/docs.log)"
+    exit 1
+fi
 
 echo "== sample config is current"
 python tools/check_sample_config.py

@@ -13,12 +13,14 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 stamp="$venv/.cams-installed"
 want=$(cat "$top/requirements.txt" "$top/test-requirements.txt" \
-           "$top/constraints.txt" "$top/setup.cfg" | sha256sum | cut -d' ' -f1)
+           "$top/doc/requirements.txt" "$top/constraints.txt" \
+           "$top/setup.cfg" | sha256sum | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     echo "venv: installing pinned requirements (about a minute on a fresh machine)"
     "$venv/bin/pip" install -q --upgrade pip setuptools wheel
     "$venv/bin/pip" install -q -c "$top/constraints.txt" \
-        -r "$top/requirements.txt" -r "$top/test-requirements.txt"
+        -r "$top/requirements.txt" -r "$top/test-requirements.txt" \
+        -r "$top/doc/requirements.txt"
     # pbr takes the version from git; a tarball without git metadata still
     # installs through PBR_VERSION.
     PBR_VERSION="${PBR_VERSION:-0.1.0}" "$venv/bin/pip" install -q \

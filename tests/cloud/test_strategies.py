@@ -10,7 +10,6 @@ identical guests' pages, the pinning strategy puts both on one of the LLCs
 cmp-a's agent is configured with (tools/aio: one per CPU here).
 """
 
-import os
 import re
 
 import testtools
@@ -19,16 +18,6 @@ from tests.cloud import base
 
 SERVERS = ('cams-strategy-1', 'cams-strategy-2')
 FLAVOR_MB = 512
-KSM = '/sys/kernel/mm/ksm'
-
-
-def _ksm(name, value=None):
-    path = os.path.join(KSM, name)
-    if value is None:
-        with open(path) as f:
-            return f.read().strip()
-    with open(path, 'w') as f:
-        f.write(value)
 
 
 class TestStrategiesOnTheCloud(testtools.TestCase):
@@ -66,12 +55,7 @@ class TestStrategiesOnTheCloud(testtools.TestCase):
 
     def test_margin_then_ksm_then_pinning(self):
         self.assertEqual({n: FLAVOR_MB for n in SERVERS}, self._sizes())
-        saved = {name: _ksm(name) for name in ('run', 'pages_to_scan',
-                                               'sleep_millisecs')}
-        self.addCleanup(self._restore_ksm, saved)
-        _ksm('pages_to_scan', '20000')
-        _ksm('sleep_millisecs', '10')
-        _ksm('run', '1')
+        self.enterContext(base.aio.fast_ksm())
 
         _, actions = self._audit('memory_cache_efficiency', 'margin_balloon')
         self.assertTrue(actions)
@@ -84,7 +68,8 @@ class TestStrategiesOnTheCloud(testtools.TestCase):
             self.assertLess(size, FLAVOR_MB - 32, shrunk)
             self.assertGreaterEqual(size, 256 - 8, shrunk)
 
-        base.wait_for('KSM merging', lambda: int(_ksm('pages_sharing')) > 0,
+        base.wait_for('KSM merging',
+                      lambda: int(base.aio.ksm('pages_sharing')) > 0,
                       timeout=120)
         _, actions = self._audit('memory_cache_efficiency', 'ksm_balloon')
         self.assertEqual({('cams_balloon', 'SUCCEEDED')},
@@ -107,10 +92,3 @@ class TestStrategiesOnTheCloud(testtools.TestCase):
         # Both guests on the same single-CPU "LLC".
         self.assertEqual(1, len(placed[0]), placed)
         self.assertEqual(placed[0], placed[1])
-
-    @staticmethod
-    def _restore_ksm(saved):
-        if saved['run'] == '0':
-            _ksm('run', '2')  # unmerge what this test merged, then stop
-        for name in ('pages_to_scan', 'sleep_millisecs', 'run'):
-            _ksm(name, saved[name])

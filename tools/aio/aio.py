@@ -1,10 +1,14 @@
 """An all-in-one OpenStack on this machine, with watcher-cams installed.
 
-    python3 tools/aio/aio.py up|down|status|openrc
+    python3 tools/aio/aio.py up|down|status|openrc|tempest [REGEX]
 
 ``openrc`` prints shell exports: admin credentials for the openstack CLI
 and ``watcher-cams-lab cloud`` (with cmp-a and its libvirt as the lab's
-node): ``eval "$(python3 tools/aio/aio.py openrc)"``.
+node): ``eval "$(python3 tools/aio/aio.py openrc)"``. ``tempest`` runs the
+project's tempest plugin (or the tests REGEX selects) against the cloud in
+a fresh workspace (.cache/aio/tempest, its tempest.conf written from the
+cloud), with KSM merging fast on the host meanwhile, as the pinning
+scenario needs; its exit code is tempest's.
 
 MariaDB, RabbitMQ, Keystone, Placement, Glance, Neutron (neutron-server's
 API with ML2 and no agents: enough for servers created with --nic none),
@@ -18,6 +22,7 @@ service runs in the background with a pid file under the state directory
 rests on are in ../shared/aio-notes.md of the project's workspace.
 """
 
+import contextlib
 import json
 import os
 import shutil
@@ -60,6 +65,11 @@ DATABASES = ('keystone', 'placement', 'glance', 'neutron', 'nova_api',
 # Two compute nodes; names must not contain each other (Watcher matches
 # node names by substring).
 COMPUTES = (('cmp-a', 16610, True), ('cmp-b', 16611, False))
+KSM = '/sys/kernel/mm/ksm'
+# Merging within seconds (lab-notes.md): two tiny guests' identical pages.
+FAST_KSM = (('pages_to_scan', '20000'), ('sleep_millisecs', '10'),
+            ('run', '1'))
+TEMPEST = os.path.join(AIO, 'tempest')
 
 STARTED = time.monotonic()
 
@@ -662,6 +672,75 @@ def down(quiet=False):
     return 0
 
 
+def ksm(name, value=None):
+    """Read or write one of the host's KSM settings or counters."""
+    path = os.path.join(KSM, name)
+    if value is None:
+        with open(path) as f:
+            return f.read().strip()
+    with open(path, 'w') as f:
+        f.write(value)
+
+
+@contextlib.contextmanager
+def fast_ksm():
+    """KSM merging fast inside; after, as before (unmerged if it was off)."""
+    saved = [(name, ksm(name)) for name, _ in FAST_KSM]
+    try:
+        for name, value in FAST_KSM:
+            ksm(name, value)
+        yield
+    finally:
+        if dict(saved)['run'] == '0':
+            ksm('run', '2')
+        for name, value in saved:
+            ksm(name, value)
+
+
+def tempest_conf():
+    """tempest.conf for the cloud: admin, no networks, the plugin's node."""
+    env = admin_env()
+    openstack = os.path.join(BIN, 'openstack')
+
+    def resource_id(kind, name):
+        return run(openstack, kind, 'show', '-f', 'value', '-c', 'id', name,
+                   env=env).strip()
+    return {
+        'DEFAULT': {'log_file': os.path.join(TEMPEST, 'tempest.log')},
+        'auth': {'admin_username': 'admin', 'admin_password': PASSWORD,
+                 'admin_project_name': 'admin',
+                 'admin_domain_name': 'Default',
+                 'use_dynamic_credentials': 'true',
+                 'create_isolated_networks': 'false'},
+        'identity': {'uri_v3': KEYSTONE, 'auth_version': 'v3',
+                     'region': 'RegionOne'},
+        'identity-feature-enabled': {'api_v2': 'false'},
+        'compute': {'image_ref': resource_id('image', 'cams-tiny'),
+                    'flavor_ref': resource_id('flavor', 'cams.tiny')},
+        'service_available': {'watcher_cams': 'true', 'nova': 'true',
+                              'glance': 'true', 'neutron': 'false',
+                              'cinder': 'false', 'swift': 'false'},
+        'watcher_cams': {'compute_host': COMPUTES[0][0],
+                         'libvirt_uri': libvirt_uri(COMPUTES[0][0])},
+    }
+
+
+def tempest(regex='watcher_cams_tempest_plugin'):
+    shutil.rmtree(TEMPEST, ignore_errors=True)
+    # A workspace registry of its own: ~/.tempest's refuses a reused name.
+    run(os.path.join(BIN, 'tempest'), 'init', '--workspace-path',
+        TEMPEST + '-workspaces.yaml', '--name',
+        'cams-aio-%d' % os.getpid(), TEMPEST)
+    deploy.write(os.path.join(TEMPEST, 'etc', 'tempest.conf'),
+                 tempest_conf())
+    with fast_ksm():
+        return subprocess.run(
+            [os.path.join(BIN, 'tempest'), 'run', '--serial', '--regex',
+             regex], cwd=TEMPEST,
+            env=dict(os.environ, PATH=path(), PYTHONWARNINGS='ignore')
+        ).returncode
+
+
 def exports():
     """Shell exports for the CLI and the cloud lab (cmp-a as its node)."""
     lines = dict(admin_env(), CAMS_LAB_HOST='cmp-a',
@@ -674,11 +753,13 @@ def openrc():
 
 
 def main(argv):
-    commands = {'up': up, 'down': down, 'status': status, 'openrc': openrc}
-    if len(argv) != 1 or argv[0] not in commands:
+    commands = {'up': up, 'down': down, 'status': status, 'openrc': openrc,
+                'tempest': tempest}
+    if not argv or argv[0] not in commands or len(argv) > (
+            2 if argv[0] == 'tempest' else 1):
         print(__doc__)
         return 2
-    return commands[argv[0]]() or 0
+    return commands[argv[0]](*argv[1:]) or 0
 
 
 if __name__ == '__main__':

@@ -30,7 +30,6 @@ from watcher_cams.lab import progress as progress_mod
 from watcher_cams.lab import results as results_mod
 from watcher_cams.lab import runner
 from watcher_cams.lab.sim import experiment
-from watcher_cams.lab.sim import plots
 from watcher_cams.lab import tables
 
 LOG = log.getLogger(__name__)
@@ -485,6 +484,9 @@ def run(exp, lab, outdir, out=print, stream=None, where=None,
             for a in actions]))
     out('\n== targets')
     out(tables.checks(found))
+    # Imported here: matplotlib is the 'lab' extra, and the tempest plugin
+    # uses this module's guests where it is not installed.
+    from watcher_cams.lab.sim import plots
     pngs = [plots.reads_bars(scenario, result_rows, outdir),
             plots.timeline(scenario, 'lab', runs, outdir),
             plots.timeline(scenario, 'lab', runs, outdir, key='disk_mb',

@@ -36,6 +36,7 @@ function get_python_exec_prefix { echo /usr/local/bin; }
 function openstack {
     _record openstack "$@"
     if [[ "$*" == *"image list"* ]]; then printf 'img-a\nimg-b\n'; fi
+    if [[ "$*" == *"image show"* ]]; then echo "id-of-${*: -1}"; fi
 }
 function trueorfalse {
     local default=$1 value=${!2:-$1}
@@ -78,7 +79,8 @@ class DevStackRun:
         self.tmp = tmp
         self.calls = os.path.join(tmp, 'calls')
         self.etc = os.path.join(tmp, 'etc')
-        os.makedirs(os.path.join(self.etc, 'nova'), exist_ok=True)
+        for service in ('nova', 'tempest'):
+            os.makedirs(os.path.join(self.etc, service), exist_ok=True)
         self.env = {
             'PATH': os.environ['PATH'], 'HOME': tmp,
             'CALLS': self.calls, 'PYTHON': sys.executable,
@@ -94,6 +96,8 @@ class DevStackRun:
             'WATCHER_CAMS_WATCHER_CONF_D': os.path.join(
                 self.etc, 'watcher', 'watcher.conf.d'),
             'WATCHER_CAMS_HOST': 'cmp-1',
+            'TEMPEST_CONFIG': os.path.join(self.etc, 'tempest',
+                                           'tempest.conf'),
         }
         self.env.update(env)
         self.stubs = os.path.join(tmp, 'stubs.sh')
@@ -214,6 +218,37 @@ class TestDevStackPlugin(testtools.TestCase):
                           if c.startswith('run_process')])
         self.assertFalse(os.path.exists(os.path.join(
             node.etc, 'watcher', 'watcher.conf.d')))
+
+    def test_tempest_config(self):
+        node = self.node(ALL_IN_ONE + ['tempest'])
+        node.run(*STACK + ('stack test-config',))
+        tempest = node.ini('tempest', 'tempest.conf')
+        self.assertEqual('True',
+                         tempest['service_available']['watcher_cams'])
+        # Without the lab's image the scenarios are skipped.
+        self.assertFalse(tempest.has_section('watcher_cams'))
+
+        node.env['WATCHER_CAMS_TEMPEST_IMAGE'] = 'cams-tiny'
+        node.run('stack test-config')
+        self.assertEqual(
+            {'image_ref': 'id-of-cams-tiny', 'compute_host': 'cmp-1',
+             'libvirt_uri': 'qemu:///system'},
+            dict(node.ini('tempest', 'tempest.conf')['watcher_cams']))
+
+    def test_no_tempest_config_without_tempest(self):
+        node = self.node(ALL_IN_ONE)
+        node.run(*STACK + ('stack test-config',))
+        self.assertFalse(os.path.exists(os.path.join(node.etc, 'tempest',
+                                                     'tempest.conf')))
+
+    def test_a_missing_tempest_image_stops_the_phase(self):
+        node = self.node(ALL_IN_ONE + ['tempest'],
+                         WATCHER_CAMS_TEMPEST_IMAGE='nope')
+        with open(node.stubs, 'a') as f:
+            f.write('function openstack { return 1; }\n')
+        exc = self.assertRaises(AssertionError, node.run,
+                                'stack test-config')
+        self.assertIn('no image nope for tempest', str(exc))
 
     def test_unstack_and_clean(self):
         node = self.node(ALL_IN_ONE)
