@@ -35,6 +35,14 @@ class ReadsAvoided(_Indicator):
     UNIT = 'MB/s'
 
 
+class LfuCandidates(_Indicator):
+    NAME = 'lfu_candidates'
+    DESCRIPTION = ('Instances that read through a disk cached by the host '
+                   'too, whose host cache serves few of those reads: an LFU '
+                   'hot set in the guest (cams-lfu) would help.')
+    SCHEMA = {'type': 'integer', 'minimum': 0}
+
+
 class InstancesChanged(_Indicator):
     NAME = 'instances_changed'
     DESCRIPTION = 'Instances whose memory or vCPU placement changes.'
@@ -65,7 +73,7 @@ class SharingInLlc(_Indicator):
 class MemoryCacheEfficiencySpec(efficacy_base.EfficacySpecification):
     def get_indicators_specifications(self):
         return [MemoryMoved(), ReadsAvoided(), InstancesChanged(),
-                AuditedInstances(), KsmReturned()]
+                AuditedInstances(), KsmReturned(), LfuCandidates()]
 
     def get_global_efficacy_indicator(self, indicators_map=None):
         m = indicators_map or {}

@@ -70,8 +70,10 @@ def wait_for(what, check, timeout=180.0, every=2.0):
         raise AssertionError(str(exc)) from None
 
 
-def boot(names, flavor='cams.tiny'):
-    """Servers on NODE, ACTIVE and their guest agents answering; {name: id}.
+def boot(names, flavor='cams.tiny', node=NODE):
+    """Servers on ``node``, ACTIVE and their guest agents answering.
+
+    Returns {name: id}.
 
     The agent reads a guest's memory figures through its guest agent, which
     under TCG answers seconds after Nova calls the server ACTIVE; an audit
@@ -82,12 +84,12 @@ def boot(names, flavor='cams.tiny'):
         try:
             servers[name] = openstack(
                 'server', 'create', '--flavor', flavor, '--image',
-                'cams-tiny', '--nic', 'none', '--host', NODE, '--wait',
+                'cams-tiny', '--nic', 'none', '--host', node, '--wait',
                 name, api='2.74')['id']
         except RuntimeError as exc:
             raise RuntimeError('%s\nNova says: %s' % (exc, why_failed(name)))
     for server_id in servers.values():
-        lab_guests.wait_for_agent(domain(server_id), timeout=300)
+        lab_guests.wait_for_agent(domain(server_id, node), timeout=300)
     return servers
 
 
@@ -119,9 +121,9 @@ def delete_server(server_id):
         pass
 
 
-def boot_for(test, names, flavor='cams.tiny'):
+def boot_for(test, names, flavor='cams.tiny', node=NODE):
     """``boot``, with each server deleted when ``test`` ends."""
-    servers = boot(names, flavor)
+    servers = boot(names, flavor, node)
     for server_id in servers.values():
         test.addCleanup(delete_server, server_id)
     return servers

@@ -49,10 +49,11 @@ class Lab:
         for dom in (self.a, self.b):
             lab_guests.wait_for_agent(dom, timeout=180)
 
-    def boot(self, name, agent=True, uuid=None):
+    def boot(self, name, agent=True, uuid=None, disk_cache='none'):
         return lab_guests.boot(self.conn, PREFIX + name, self.image,
                                self.workdir, memory_mb=GUEST_MB,
-                               dtype=DOMAIN_TYPE, agent=agent, uuid=uuid)
+                               dtype=DOMAIN_TYPE, agent=agent, uuid=uuid,
+                               disk_cache=disk_cache)
 
     def close(self):
         lab_guests.destroy_all(self.conn, PREFIX)

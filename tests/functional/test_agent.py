@@ -10,6 +10,7 @@ from tests.functional import base
 from tests.functional import env
 from watcher_cams.agent import controllers
 from watcher_cams.agent import manager as agent_manager
+from watcher_cams.lab import double_caching
 from watcher_cams.lab import guests as lab_guests
 from watcher_cams.policy import report as report_format
 
@@ -123,6 +124,48 @@ class TestCollect(base.AgentTestCase):
         recovered = wait_for(lambda: env.guest(
             manager.get_report(), uuid)['agent'] == 'ok', timeout=60)
         self.assertTrue(recovered)
+
+
+class TestHostCache(base.AgentTestCase):
+    """What the host's page cache serves of a writeback disk's reads."""
+
+    def test_cold_then_warm_host_cache(self):
+        dom = self.lab.boot('wb', disk_cache='writeback')
+        self.addCleanup(lab_guests.destroy_all, self.lab.conn,
+                        env.PREFIX + 'wb')
+        lab_guests.wait_for_agent(dom, timeout=180)
+        uuid = dom.UUIDString()
+        for path in (self.lab.image.data, os.path.join(
+                self.lab.workdir, env.PREFIX + 'wb.qcow2')):
+            double_caching.drop_host_cache(path)
+        manager = self.manager(min_rate_interval=1,
+                               host_cache_min_read_mb=16)
+        data_mb = os.path.getsize(self.lab.image.data) / (1 << 20) - 32
+
+        def read_all(drop_guest_cache):
+            manager.get_report()
+            time.sleep(1.1)
+            command = 'cat /mnt/data >/dev/null'
+            if drop_guest_cache:
+                command = 'echo 3 >/proc/sys/vm/drop_caches; ' + command
+            code, _ = lab_guests.guest_exec(dom, command)
+            self.assertEqual(0, code)
+            svc = env.guest(manager.get_report(), uuid)['host_cache']
+            self.assertEqual(['vda'], svc['disks'])
+            self.assertGreater(svc['guest_read_mb'], 0.9 * data_mb, svc)
+            self.assertTrue(svc['double_caching'], svc)
+            return svc
+
+        # The host has not read the disk yet: storage serves the reads.
+        cold = read_all(drop_guest_cache=False)
+        self.assertLess(cold['hit_ratio'], 0.3, cold)
+        self.assertGreater(cold['storage_read_mb'], 0.7 * data_mb, cold)
+        # The guest forgot the data, the host did not: its cache serves it.
+        warm = read_all(drop_guest_cache=True)
+        self.assertGreater(warm['hit_ratio'], 0.8, warm)
+        # Disks that bypass the host cache are not reported.
+        self.assertIsNone(env.guest(manager.get_report(),
+                                    self.lab.uuids()[0])['host_cache'])
 
 
 class TestBalloon(base.AgentTestCase):

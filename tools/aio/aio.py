@@ -393,7 +393,12 @@ def configs():
                             'qemu+tcp://%%s:%d/system' % other},
                 'oslo_concurrency': {'lock_path': os.path.join(
                     DATA, 'nova-' + node, 'locks')}},
-            deploy.nova_compute(state, driver_extension=extension))
+            deploy.nova_compute(state, driver_extension=extension),
+            # cmp-b keeps the host's page cache under its guests' disks
+            # (double caching, doc/source/lfu.rst); cmp-a bypasses it, as
+            # Nova does by default where O_DIRECT works.
+            {} if extension else
+            {'libvirt': {'disk_cachemodes': 'file=writeback'}})
         files['watcher-cams/agent-%s.conf' % node] = deploy.merge(
             deploy.agent(node, 'qemu:///system', state, RABBIT,
                          llc_cpus=split_llc if extension else None),

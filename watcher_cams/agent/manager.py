@@ -17,12 +17,14 @@ from watcher_cams.agent.collectors import domains as domains_collector
 from watcher_cams.agent.collectors import guest_agent
 from watcher_cams.agent.collectors import host as host_collector
 from watcher_cams.agent.collectors import ksm as ksm_collector
+from watcher_cams.agent.collectors import process_io
 from watcher_cams.agent.collectors import sharing as sharing_collector
 from watcher_cams.agent import controllers
 from watcher_cams.agent.controllers import balloon
 from watcher_cams.agent.controllers import pinning
 from watcher_cams.agent import state as state_store
 from watcher_cams.conf import guards as guards_conf
+from watcher_cams.policy import host_cache
 from watcher_cams.policy import report as report_format
 
 LOG = log.getLogger(__name__)
@@ -93,6 +95,8 @@ class AgentManager:
             self.state, shared, self.dedicated_cpus)
         self.problems = ProblemLog()
         self.history = report_format.SampleHistory(opts.min_rate_interval)
+        # The host-side I/O counters of each guest, for host_cache windows.
+        self.io_history = report_format.SampleHistory(opts.min_rate_interval)
         self._conn = None
         self._collect_lock = threading.Lock()
         self._change_lock = threading.RLock()
@@ -149,6 +153,7 @@ class AgentManager:
                 domain.qemu_pid, self.root),
             'balloon': domain.balloon, 'disks': domain.disks,
             'policy_state': recorded.get('policy_state') or {},
+            'host_cache': self._host_cache(domain),
             'agent': guest_agent.OK, 'error': None,
         }
         try:
@@ -168,6 +173,18 @@ class AgentManager:
         self.problems.update(domain.uuid, None if entry['error'] is None
                              else '%s: %s' % (entry['agent'], entry['error']))
         return entry
+
+    def _host_cache(self, domain):
+        """The guest's reads through host-cached disks since a window ago."""
+        sample = host_cache.io_sample(
+            self.clock(), domain.qemu_pid, domain.disks,
+            process_io.read_bytes(domain.qemu_pid, self.root))
+        if sample is None:
+            return None
+        svc = host_cache.service(
+            sample, self.io_history.add(domain.uuid, sample),
+            self.opts.host_cache_min_read_mb)
+        return svc.as_dict() if svc else None
 
     def _sharing_pairs(self, domains, merged):
         """Cached pairwise sharing [{'a','b','pages'}] and RAM pages."""
@@ -214,6 +231,7 @@ class AgentManager:
                 if guest['uuid'] in ram_pages:
                     guest['ram_pages'] = ram_pages[guest['uuid']]
             self.history.keep_only(domains)
+            self.io_history.keep_only(domains)
             self.problems.keep_only(list(domains) + ['host:sharing'])
             meminfo = host_collector.meminfo_kb(self.root)
             report = {

@@ -36,6 +36,12 @@ OPTS = [
     cfg.IntOpt('min_rate_interval', default=10, min=1,
                help='A guest\'s rates are computed against its newest '
                     'earlier sample at least this many seconds old.'),
+    cfg.IntOpt('host_cache_min_read_mb', default=16, min=1,
+               help='Least a guest must read (MiB) through its disks that '
+                    'keep the host\'s page cache (cache modes writeback, '
+                    'writethrough, unsafe, default) in one rate window for '
+                    'the report to give the share of those reads the host '
+                    'cache served and to flag the guest as double caching.'),
     cfg.FloatOpt('guest_agent_timeout', default=3.0, min=0.1,
                  help='Seconds to wait for one guest-agent command. A guest '
                       'that does not answer is reported as such and left '

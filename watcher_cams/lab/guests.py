@@ -95,12 +95,18 @@ class GuestImage:
 
 def domain_xml(name, image, disks, console, memory_mb=512, vcpus=1,
                dtype='qemu', uuid=None, stats_period=1, agent=True,
-               current_mb=None):
-    """The domain XML; ``disks`` are image paths, attached as vda, vdb..."""
+               current_mb=None, disk_cache='none'):
+    """The domain XML; ``disks`` are image paths, attached as vda, vdb...
+
+    ``disk_cache`` is the disks' cache mode: ``none`` keeps the host's page
+    cache out of the lab's measurements, ``writeback`` puts it under the
+    guest's (double caching).
+    """
     def esc(value):
         return saxutils.escape(str(value), {"'": '&apos;'})
     disk_xml = ''.join(
-        DISK_XML.format(cache='none', path=esc(path), dev='vd' + chr(97 + i))
+        DISK_XML.format(cache=esc(disk_cache), path=esc(path),
+                        dev='vd' + chr(97 + i))
         for i, path in enumerate(disks))
     return DOMAIN_XML.format(
         dtype=esc(dtype), name=esc(name), uuid=esc(uuid or uuidlib.uuid4()),
@@ -177,7 +183,8 @@ def guest_exec(dom, command, timeout=120.0):
 
 
 def boot(conn, name, image, workdir, memory_mb=512, vcpus=1, dtype='qemu',
-         uuid=None, agent=True, lab_data_mb=None, current_mb=None):
+         uuid=None, agent=True, lab_data_mb=None, current_mb=None,
+         disk_cache='none'):
     """Create (transient) and return a guest; its agent may not be up yet.
 
     With ``lab_data_mb`` the guest also gets an overlay of the lab's data
@@ -190,7 +197,8 @@ def boot(conn, name, image, workdir, memory_mb=512, vcpus=1, dtype='qemu',
                                    image.lab_data(lab_data_mb)))
     console = os.path.join(workdir, '%s.console.log' % name)
     xml = domain_xml(name, image, disks, console, memory_mb, vcpus, dtype,
-                     uuid, agent=agent, current_mb=current_mb)
+                     uuid, agent=agent, current_mb=current_mb,
+                     disk_cache=disk_cache)
     return conn.createXML(xml, 0)
 
 

@@ -93,6 +93,9 @@ class GuestView:
     ram_pages: int = 0
     policy_state: Mapping = dataclasses.field(default_factory=dict)
     problem: Optional[str] = None
+    # Reads through host-cached disks (policy.host_cache.HostCacheService);
+    # measured on the host, so present whatever the guest agent says.
+    host_cache: Optional[object] = None
 
     @property
     def has_data(self) -> bool:

@@ -13,6 +13,7 @@ A report is a JSON-able dict (version 1)::
                  "actual_mb": 2048, "base_mb": null, "vcpus": 1,
                  "dedicated": false, "cpus": [[0, 1]], "ram_pages": 524288,
                  "agent": "ok", "error": null, "policy_state": {},
+                 "host_cache": HOST_CACHE or null,
                  "sample": SAMPLE, "previous": SAMPLE}]}
 
     SAMPLE = {"timestamp": 1700000000.0,
@@ -25,6 +26,13 @@ A report is a JSON-able dict (version 1)::
               "psi": {"some_avg10": pct, "full_avg10": pct,
                       "some_total": us}}
 
+    HOST_CACHE = {"disks": ["vda"], "window_s": 30.0,
+                  "guest_read_mb": 120.0, "storage_read_mb": 110.4,
+                  "hit_ratio": 0.08, "double_caching": true}
+
+``host_cache`` (:mod:`watcher_cams.policy.host_cache`) is measured on the
+host; a malformed one is dropped, the guest is kept.
+
 Guest samples come from inside tenant VMs and are untrusted: a guest whose
 sample is malformed, out of range or inconsistent with its size keeps its
 place in the view (so it is accounted for) but carries a ``problem`` and no
@@ -34,6 +42,7 @@ sample, so no policy moves it. A malformed host part raises ReportError.
 import collections
 import math
 
+from watcher_cams.policy import host_cache
 from watcher_cams.policy import model
 
 VERSION = 1
@@ -152,6 +161,22 @@ def _policy_state(value):
     return value
 
 
+def parse_host_cache(data):
+    """A HostCacheService from a guest entry's ``host_cache``."""
+    data = _dict(data, 'host_cache')
+    ratio = data.get('hit_ratio')
+    return host_cache.HostCacheService(
+        disks=tuple(_str(d, 'host_cache.disks', 64) for d in _list(
+            data.get('disks'), 'host_cache.disks', 256)),
+        window_s=_float(data.get('window_s'), 'host_cache.window_s'),
+        guest_read_mb=_float(data.get('guest_read_mb'),
+                             'host_cache.guest_read_mb'),
+        storage_read_mb=_float(data.get('storage_read_mb'),
+                               'host_cache.storage_read_mb'),
+        hit_ratio=None if ratio is None else _float(
+            ratio, 'host_cache.hit_ratio', 0.0, 1.0))
+
+
 def parse_guest(data):
     """A GuestView; guest-side problems become ``problem``, not errors."""
     data = _dict(data, 'guest')
@@ -178,6 +203,11 @@ def parse_guest(data):
         view['policy_state'] = _policy_state(data.get('policy_state'))
     except ReportError:
         view['policy_state'] = {}
+    if data.get('host_cache') is not None:
+        try:
+            view['host_cache'] = parse_host_cache(data['host_cache'])
+        except ReportError:
+            pass
     if data.get('agent', 'ok') != 'ok':
         view['problem'] = 'guest agent %s: %s' % (
             str(data.get('agent'))[:32], str(data.get('error') or '')[:200])

@@ -1,10 +1,16 @@
 """Strategy ``cache_aware_balloon``: memory to where page cache pays off."""
 
+from oslo_log import log
+
 from watcher_cams.policy import cams
+from watcher_cams.policy import host_cache
 from watcher_cams.policy import utility
 from watcher_cams.strategies import base
 
+LOG = log.getLogger(__name__)
 PAPER, UTILITY = 'paper', 'utility'
+# Watcher's own action that only logs its message.
+NOP_ACTION = 'nop'
 
 
 class CacheAwareBalloon(base.MemoryStrategy):
@@ -21,6 +27,13 @@ class CacheAwareBalloon(base.MemoryStrategy):
     it keeps each guest's measured values, per size, in the agent's policy
     state, so that shrinking a guest back over memory it was seen to use
     is priced at what was measured there.
+
+    It also finds double caching: instances that read through a disk the
+    host caches too (writeback and similar cache modes) while the host
+    cache serves less than ``lfu_hit_ratio`` of those reads. The efficacy
+    indicator ``lfu_candidates`` counts them; with ``recommend_lfu`` each
+    gets a ``nop`` action whose message recommends an LFU hot set in the
+    guest (cams-lfu).
 
     *Requirements*
 
@@ -81,6 +94,16 @@ class CacheAwareBalloon(base.MemoryStrategy):
                                             'a rate window that starts is '
                                             'still its echo.'},
                 **base.value_properties('moved', utility.UtilityParams()),
+                'lfu_hit_ratio': {'type': 'number', 'minimum': 0,
+                                  'maximum': 1, 'default': 0.5,
+                                  'description': 'instances reading through '
+                                                 'a host-cached disk whose '
+                                                 'host cache serves less '
+                                                 'than this share of the '
+                                                 'reads are LFU candidates.'},
+                'recommend_lfu': {'type': 'boolean', 'default': False,
+                                  'description': 'add a nop action naming '
+                                                 'each LFU candidate.'},
             },
             'additionalProperties': False,
         }
@@ -108,3 +131,32 @@ class CacheAwareBalloon(base.MemoryStrategy):
         if isinstance(params, cams.CamsParams):
             return cams.plan(host, cfg, params)
         return utility.plan(host, cfg, params)
+
+    def lfu_candidates(self):
+        """[(host, guest)] whose host cache serves few of their reads."""
+        below = self.param('lfu_hit_ratio')
+        return [(h, g) for h in self.hosts for g in h.guests
+                if host_cache.lfu_candidate(g.host_cache, below)]
+
+    def do_execute(self, audit=None):
+        super().do_execute(audit)
+        for host, guest in self.lfu_candidates():
+            svc = guest.host_cache
+            message = (
+                'watcher-cams: instance %s (%s) on %s reads %.1f MiB/s '
+                'through host-cached disks %s and the host cache served '
+                '%.0f%% of it: both caches hold its data. An LFU hot set '
+                'in the guest (cams-lfu) lets the host cache serve the '
+                'rest.' % (guest.uuid, guest.name, host.name,
+                           svc.guest_read_mb / svc.window_s,
+                           ','.join(svc.disks), 100 * svc.hit_ratio))
+            LOG.info(message)
+            if self.param('recommend_lfu'):
+                self.solution.add_action(
+                    action_type=NOP_ACTION,
+                    input_parameters={'message': message[:255]})
+
+    def indicators(self):
+        result = super().indicators()
+        result['lfu_candidates'] = len(self.lfu_candidates())
+        return result

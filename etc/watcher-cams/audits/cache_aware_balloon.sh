@@ -21,6 +21,11 @@
 #                       above this never give memory
 #   memory_s=1800.0     utility: seconds a measured value at a size is kept
 #   settle_s=60.0       utility: seconds a resize echoes in the counters
+#   lfu_hit_ratio=0.5   double caching: instances whose host-cached disk
+#                       serves less than this share of their reads from
+#                       the host cache count in lfu_candidates
+#   recommend_lfu=False  double caching: a nop action naming each candidate
+#                       (doc/source/lfu.rst)
 #
 # Usage: cache_aware_balloon.sh [NAME=VALUE ...]   (TEMPLATE,
 # AUDIT, INTERVAL and SCOPE: see create-continuous-audit.sh)

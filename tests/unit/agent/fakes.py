@@ -58,6 +58,8 @@ class FakeDomain:
         self.replies = {}            # command name -> raw reply override
         self.handles = {}
         self.pid = pid
+        self.disk_cache = 'none'     # vda's cache mode
+        self.rd_bytes = 4096         # vda's bytes read by the guest
 
     def _check(self):
         if self.gone:
@@ -72,8 +74,8 @@ class FakeDomain:
     def XMLDesc(self, flags=0):
         self._check()
         return ("<domain><name>%s</name><devices><disk device='disk'>"
-                "<driver cache='none'/><target dev='vda'/></disk></devices>"
-                "</domain>" % self._name)
+                "<driver cache='%s'/><target dev='vda'/></disk></devices>"
+                "</domain>" % (self._name, self.disk_cache))
 
     def info(self):
         self._check()
@@ -93,7 +95,7 @@ class FakeDomain:
 
     def blockStats(self, dev):
         self._check()
-        return (1, 4096, 0, 0, -1)
+        return (1, self.rd_bytes, 0, 0, -1)
 
     def setMemoryFlags(self, kib, flags):
         self._check()

@@ -123,6 +123,47 @@ class TestReport(ManagerTestCase):
         now, previous = stamps[-1]
         self.assertGreaterEqual(now - previous, 10)
 
+    def test_reads_the_host_cache_served_over_a_window(self):
+        clock = iter(range(0, 1000, 10))
+        mgr = self.manager(min_rate_interval=10, host_cache_min_read_mb=16)
+        mgr.clock = lambda: float(next(clock))
+        self.useFixture(fixtures.MockPatch(
+            'watcher_cams.agent.collectors.domains.qemu_pid',
+            lambda name, pid_dir=None: 4242 if name == 'guest-a' else None))
+        io = os.path.join(self.root, 'proc', '4242', 'io')
+        os.makedirs(os.path.dirname(io))
+
+        def counters(guest_mib, storage_mib):
+            self.a.rd_bytes = guest_mib << 20
+            with open(io, 'w') as f:
+                f.write('rchar: 1\nread_bytes: %d\nwrite_bytes: 0\n'
+                        % (storage_mib << 20))
+
+        # cache='none': every read reaches storage, nothing is cached twice.
+        counters(100, 100)
+        self.assertIsNone(mgr.get_report()['guests'][0]['host_cache'])
+        self.a.disk_cache = 'writeback'
+        counters(200, 200)
+        first = mgr.get_report()['guests']
+        self.assertEqual([None, None], [g['host_cache'] for g in first])
+        # 64 MiB read by the guest, 16 MiB of it from storage.
+        counters(264, 216)
+        svc = mgr.get_report()['guests'][0]['host_cache']
+        self.assertEqual(
+            {'disks': ['vda'], 'guest_read_mb': 64.0,
+             'storage_read_mb': 16.0, 'hit_ratio': 0.75,
+             'double_caching': True},
+            {k: v for k, v in svc.items() if k != 'window_s'})
+        self.assertGreaterEqual(svc['window_s'], 10)
+        view = report.parse_host(mgr.get_report())
+        self.assertEqual(('vda',), view.guests[0].host_cache.disks)
+        # Too little read to tell: reported, neither ratio nor flag.
+        counters(268, 216)
+        mgr.get_report()
+        svc = mgr.get_report()['guests'][0]['host_cache']
+        self.assertEqual((None, False),
+                         (svc['hit_ratio'], svc['double_caching']))
+
     def test_policy_state_round_trip_and_limits(self):
         mgr = self.manager()
         mgr.save_policy_state({A: {'margin': {'m': 64}}})

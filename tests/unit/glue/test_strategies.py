@@ -82,6 +82,39 @@ class TestCacheAwareBalloon(StrategyTestCase):
                       agent=agent).execute()
         self.assertEqual({}, agent.saved)
 
+    def test_double_caching_counted_and_recommended(self):
+        report = copy.deepcopy(self.reports[0])
+        served = {self.example.VM1: 0.9, self.example.VM2: 0.05}
+        for guest in report['guests']:
+            guest['host_cache'] = {
+                'disks': ['vda'], 'window_s': 30.0, 'guest_read_mb': 300.0,
+                'storage_read_mb': 300.0 * (1 - served[guest['uuid']]),
+                'hit_ratio': served[guest['uuid']], 'double_caching': True}
+        indicators = {}
+        for recommend in (False, True):
+            solution = self.strategy(
+                'cache_aware_balloon', {'mode': 'paper',
+                                        'recommend_lfu': recommend},
+                reports=[report]).execute()
+            indicators[recommend] = {i['name']: i['value']
+                                     for i in solution.efficacy_indicators}
+            nops = [a['input_parameters']['message']
+                    for a in solution.actions if a['action_type'] == 'nop']
+            # Memory still moves either way.
+            self.assertEqual(2, len(solution.actions) - len(nops))
+        self.assertEqual(1, indicators[False]['lfu_candidates'])
+        self.assertEqual(1, indicators[True]['lfu_candidates'])
+        [message] = nops
+        self.assertIn(self.example.VM2, message)
+        self.assertIn('10.0 MiB/s', message)
+        self.assertIn('served 5%', message)
+        # A higher bar makes the other instance a candidate too.
+        solution = self.strategy('cache_aware_balloon',
+                                 {'lfu_hit_ratio': 0.95},
+                                 reports=[report]).execute()
+        self.assertEqual(2, {i['name']: i['value'] for i in
+                             solution.efficacy_indicators}['lfu_candidates'])
+
     def test_selector_finds_the_default_for_the_goal(self):
         s = selection.DefaultStrategySelector(goal_name=self.goal).select()
         self.assertIsInstance(s, cams_base.MemoryStrategy)
