@@ -4,8 +4,11 @@
 # small ext4 data disk holding a file of seeded pseudo-random data (the same
 # bytes in every guest, so KSM can merge their page caches).
 #
-# The initramfs also holds cams-reader (tools/guest/cams-reader.c, built
-# static here), the lab's reader. With --lab-data MB a second disk image,
+# The initramfs also holds the guest tools of tools/guest (its Makefile):
+# cams-reader, the lab's reader, and cams-lfu with libcams-lfu.so, which
+# keep an LFU hot set in the guest's page cache (doc/source/lfu.rst).
+# They are linked dynamically (cams-lfu preloads its library into the
+# reader) against the libc qemu-ga brings. With --lab-data MB a second disk image,
 # lab-data-MB.img, holds a file of MB MiB for the real-guest lab (guests
 # mount it at /lab when it is attached as their second disk).
 #
@@ -29,14 +32,16 @@ if [ -z "$kernel" ]; then
     exit 1
 fi
 kver=${kernel#/boot/vmlinuz-}
-reader_src="$top/tools/guest/cams-reader.c"
+guest_src="$top/tools/guest"
 # What the initramfs is built from: a change to any of it rebuilds it.
-stamp="$kver $(cat "${BASH_SOURCE[0]}" "$reader_src" | sha256sum | cut -c1-16)"
+stamp="$kver $(cat "${BASH_SOURCE[0]}" "$guest_src"/Makefile \
+    "$guest_src"/*.c "$guest_src"/*.h | sha256sum | cut -c1-16)"
 
 if [ ! -f "$out/vmlinuz" ] || [ ! -f "$out/initrd.gz" ] \
         || [ "$(cat "$out/kver" 2>/dev/null)" != "$stamp" ]; then
     root=$(mktemp -d)
-    trap 'rm -rf "$root"' EXIT
+    build=$(mktemp -d)
+    trap 'rm -rf "$root" "$build"' EXIT
     mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,mnt,run,modules,etc,var/run}
     cp /bin/busybox "$root/bin/busybox"
     # `busybox --list` names busybox itself: skip it or the link replaces
@@ -45,10 +50,14 @@ if [ ! -f "$out/vmlinuz" ] || [ ! -f "$out/initrd.gz" ] \
         [ "$applet" = busybox ] || ln -sf busybox "$root/bin/$applet"
     done
     cp /usr/sbin/qemu-ga "$root/sbin/qemu-ga"
-    gcc -static -O2 -o "$root/bin/cams-reader" "$reader_src"
-    for lib in $(ldd /usr/sbin/qemu-ga | grep -o '/[^ ]*'); do
-        mkdir -p "$root$(dirname "$lib")"
-        cp -L "$lib" "$root$lib"
+    make -s -C "$guest_src" OUT="$build" PREFIX=/usr BINDIR=/bin \
+        DESTDIR="$root" install
+    for bin in /usr/sbin/qemu-ga "$build"/cams-reader "$build"/cams-lfu \
+            "$build"/libcams-lfu.so; do
+        for lib in $(ldd "$bin" | grep -o '/[^ ]*'); do
+            mkdir -p "$root$(dirname "$lib")"
+            cp -L "$lib" "$root$lib"
+        done
     done
     # Modules in load order (dependencies first).
     mods="virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev

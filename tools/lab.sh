@@ -4,15 +4,20 @@
 # default scenario into lab-results/). `tools/lab.sh guests ...` first
 # installs and starts libvirt and builds the guest image with the lab's
 # data disk (CAMS_LAB_DATA_MB, default 3072 MiB; pass the same --data-mb).
+# `tools/lab.sh double-caching ...` does the same with a data disk of
+# CAMS_LAB_DATA_MB (default 512 MiB; pass the same --data-mb).
 # `tools/lab.sh cloud ...` runs the lab through the all-in-one OpenStack
 # (tools/aio), which it brings up first unless every service runs.
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-if [ "${1:-}" = guests ]; then
-    "$top/tools/host-setup.sh"
-    "$top/tools/guest-image.sh" --lab-data "${CAMS_LAB_DATA_MB:-3072}" \
-        >/dev/null
-fi
+case "${1:-}" in
+    guests|double-caching)
+        default_mb=3072
+        [ "$1" = double-caching ] && default_mb=512
+        "$top/tools/host-setup.sh"
+        "$top/tools/guest-image.sh" \
+            --lab-data "${CAMS_LAB_DATA_MB:-$default_mb}" >/dev/null ;;
+esac
 if [ "${1:-}" = cloud ]; then
     if ! python3 "$top/tools/aio/aio.py" status >/dev/null; then
         python3 "$top/tools/aio/aio.py" up

@@ -4,7 +4,8 @@
 (:mod:`watcher_cams.lab.sim`) and writes tables, results.json and plots.
 ``guests`` runs the lab on real guests (:mod:`watcher_cams.lab.real_guests`),
 ``cloud`` the same experiment through Nova and Watcher audits
-(:mod:`watcher_cams.lab.cloud`).
+(:mod:`watcher_cams.lab.cloud`). ``double-caching`` runs the LFU Cache FS
+experiment on a real guest (:mod:`watcher_cams.lab.double_caching`).
 ``example`` runs every strategy once, through Watcher's own strategy loader
 and compute model, on the built-in example of the CAMS paper and prints the
 plans; then it runs audit cycles of ``cache_aware_balloon`` in both modes on
@@ -160,6 +161,30 @@ def _cloud(parser, args):
     return 0 if all(ok for _, ok, _ in checks) else 1
 
 
+def _double_caching(parser, args):
+    import dataclasses
+
+    from watcher_cams.lab import double_caching
+    from watcher_cams.lab import real_guests
+    out = functools.partial(print, flush=True)
+    given = {k: v for k, v in (
+        ('guest_mb', args.guest_mb), ('data_mb', args.data_mb),
+        ('block_mb', args.block_mb), ('lfu_cache_mb', args.lfu_cache_mb),
+        ('host_cache_mb', args.host_cache_mb), ('reads', args.reads),
+        ('warm_reads', args.warm_reads),
+        ('domain_type', args.domain_type)) if v is not None}
+    if args.strategies:
+        given['strategies'] = tuple(s.strip()
+                                    for s in args.strategies.split(','))
+    try:
+        exp = dataclasses.replace(double_caching.Experiment(), **given)
+        lab = double_caching.Lab(exp, args.image_dir)
+        _, checks = double_caching.run(exp, lab, args.out, out)
+    except real_guests.LabError as exc:
+        parser.error(str(exc))
+    return 0 if all(ok for _, ok, _ in checks) else 1
+
+
 def _experiment_arguments(sub, default_out):
     # Defaults (None) come from real_guests.Experiment, imported only when
     # the subcommand runs.
@@ -241,6 +266,30 @@ def main(argv=None):
     on_cloud.add_argument('--image', default='cams-tiny',
                           help='Glance image with the lab\'s reader and '
                                'the guest agent (default cams-tiny)')
+    dc = sub.add_parser(
+        'double-caching', help='the LFU Cache FS experiment on a real '
+        'guest: random reads through a writeback disk over a capped host '
+        'cache, plain guest cache vs. cams-lfu (root, libvirt and '
+        'tools/guest-image.sh --lab-data MB needed)')
+    dc.add_argument('--out', default='lab-results/double-caching',
+                    help='directory for results.json and the plot')
+    dc.add_argument('--image-dir', default='.cache/guest',
+                    help='output of tools/guest-image.sh --lab-data MB')
+    dc.add_argument('--strategies',
+                    help='comma-separated among plain, lfu-paper, lfu-ours '
+                         '(default all three)')
+    for name, what in (
+            ('guest-mb', 'the guest\'s memory (default 544)'),
+            ('data-mb', 'the data file (default 512)'),
+            ('block-mb', 'LFU block size (default 16)'),
+            ('lfu-cache-mb', 'the LFU hot set (default 336)'),
+            ('host-cache-mb', 'host page cache the guest may use (default '
+                              '320)'),
+            ('reads', '1 MiB reads per run (default 6000)'),
+            ('warm-reads', 'reads before the measurement (default 2000)')):
+        dc.add_argument('--' + name, type=int, help=what)
+    dc.add_argument('--domain-type', choices=('qemu', 'kvm'),
+                    help='libvirt domain type (default qemu: TCG)')
     agent = sub.add_parser('bench-agent', help='time the agent\'s '
                            'collection on real guests (root, libvirt and '
                            'tools/host-setup.sh needed)')
@@ -269,6 +318,11 @@ def main(argv=None):
         args = parser.parse_args(['simulate'] + list(argv or []))
     if args.command == 'simulate':
         return _simulate(parser, args)
+    if args.command == 'double-caching':
+        with warnings.catch_warnings(record=True):
+            from watcher_cams.lab import double_caching  # noqa: F401
+        warnings.simplefilter('ignore')
+        return _double_caching(parser, args)
     if args.command in ('guests', 'cloud'):
         # Before Watcher: the agent selects oslo.service's threading
         # backend, which must come first (watcher_cams.agent).

@@ -1,7 +1,5 @@
 """What the tests share: Watcher's client, waits, servers on one node."""
 
-import time
-
 import fixtures
 import libvirt
 from tempest.common import waiters
@@ -12,6 +10,7 @@ from tempest.lib import exceptions as lib_exc
 from tempest import test
 
 from watcher_cams.lab import cloud as lab_cloud
+from watcher_cams.lab import cloud_api
 from watcher_cams.lab import guests as lab_guests
 from watcher_cams_tempest_plugin.services import infra_optim_client
 
@@ -30,15 +29,10 @@ NOVA_MICROVERSION = '2.74'
 
 def wait_until(what, check, timeout, every=2.0):
     """Poll ``check`` until it returns something true, and return that."""
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(every)
-    raise lib_exc.TimeoutException('%s: not within %.0f s (last: %r)'
-                                   % (what, timeout, last))
+    try:
+        return cloud_api.wait(what, check, timeout, every)
+    except cloud_api.CloudError as exc:
+        raise lib_exc.TimeoutException(str(exc)) from None
 
 
 class BaseWatcherCamsTest(test.BaseTestCase):

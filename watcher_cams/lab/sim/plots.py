@@ -64,6 +64,21 @@ def timeline(scenario, point, runs, outdir, key='size_mb',
     return _save(fig, outdir, '%s-%s-%s.png' % (scenario, point, suffix))
 
 
+def hit_ratio_timeline(series, outdir):
+    """Host cache hit ratio per window: {label: [(reads done, ratio)]}."""
+    fig, ax = pyplot.subplots(figsize=(7, 3.5))
+    for label, points in series.items():
+        ax.plot([x for x, _ in points], [100 * y for _, y in points],
+                label=label)
+    ax.set_xlabel('reads done (1 MiB each)')
+    ax.set_ylabel('host cache hit ratio (%)')
+    ax.set_ylim(-5, 105)
+    ax.set_title('Double caching on a real guest: what the host cache '
+                 'serves')
+    ax.legend(fontsize='small')
+    return _save(fig, outdir, 'double-caching-host-hits.png')
+
+
 def cams_improvement(rows, outdir, name):
     """VM1 IO reduction improvement over SMS by rate ratio, per range."""
     by = experiment.by_point(rows)
