@@ -30,7 +30,8 @@ class TestDoubleCachingOnTheCloud(testtools.TestCase):
     def setUp(self):
         super().setUp()
         base.cloud()
-        if not base.openstack('flavor', 'list', '--all', '--name', FLAVOR):
+        flavors = base.openstack('flavor', 'list', '--all') or []
+        if FLAVOR not in {f['Name'] for f in flavors}:
             base.openstack('flavor', 'create', '--vcpus', '1', '--ram',
                            '512', '--disk', '1', '--ephemeral', '1', FLAVOR)
         [self.server] = base.boot_for(self, ['cams-dc'], FLAVOR,
