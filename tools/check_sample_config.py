@@ -1,8 +1,9 @@
-"""Fail when a sample config in etc/watcher-cams/ is not current.
+"""Fail when a sample config or policy in etc/watcher-cams/ is not current.
 
 Each etc/watcher-cams/*-config-generator.conf names its output_file; that
-file must equal what oslo-config-generator produces now. Regenerate with
-`tox -e genconfig`, or oslo-config-generator --config-file on each of them.
+file must equal what oslo-config-generator produces now; the same for
+*-policy-generator.conf and oslopolicy-sample-generator. Regenerate with
+`tox -e genconfig`, or the generator's --config-file on each of them.
 """
 
 import configparser
@@ -17,14 +18,13 @@ TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ETC = os.path.join(TOP, 'etc', 'watcher-cams')
 
 
-def check(generator_conf, tmp):
+def check(generator_conf, tmp, tool='oslo-config-generator'):
     parser = configparser.ConfigParser(strict=False)
     parser.read(generator_conf)
     sample = os.path.join(TOP, parser['DEFAULT']['output_file'])
     fresh = os.path.join(tmp, os.path.basename(sample))
     # The generator installed beside this interpreter (the venv's).
-    generator = os.path.join(os.path.dirname(sys.executable),
-                             'oslo-config-generator')
+    generator = os.path.join(os.path.dirname(sys.executable), tool)
     subprocess.run([generator, '--config-file', generator_conf,
                     '--output-file', fresh], check=True, cwd=TOP)
     with open(fresh) as f:
@@ -42,8 +42,11 @@ def check(generator_conf, tmp):
 
 def main():
     confs = sorted(glob.glob(os.path.join(ETC, '*-config-generator.conf')))
+    policies = sorted(glob.glob(os.path.join(ETC, '*-policy-generator.conf')))
     with tempfile.TemporaryDirectory() as tmp:
         results = [check(c, tmp) for c in confs]
+        results += [check(c, tmp, 'oslopolicy-sample-generator')
+                    for c in policies]
     return 0 if results and all(results) else 1
 
 

@@ -2,8 +2,9 @@
 # Install and start what the functional tests and the real-guest lab need on
 # a fresh Debian 12 machine (lab-notes.md): libvirt + QEMU, the guest agent,
 # busybox and a kernel for the tiny guest, RabbitMQ, a C toolchain for the
-# guest tools (tools/guest), shellcheck (the DevStack plugin's test). Idempotent: installs only missing packages and starts only
-# daemons that are not running.
+# guest tools (tools/guest), shellcheck (the DevStack plugin's test),
+# Chromium (the dashboard's browser test). Idempotent: installs only
+# missing packages and starts only daemons that are not running.
 # Then builds the guest image (tools/guest-image.sh).
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -13,7 +14,7 @@ SUDO=
 packages="libvirt-daemon-system libvirt-daemon-driver-qemu libvirt-clients
   libvirt-dev pkg-config qemu-system-x86 qemu-utils qemu-guest-agent
   busybox-static linux-image-amd64 e2fsprogs cpio rabbitmq-server
-  gcc libc6-dev make shellcheck"
+  gcc libc6-dev make shellcheck chromium"
 missing=
 for p in $packages; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' \

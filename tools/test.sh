@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The project's one test command (README, .ci/run): installs what the tests
 # need (Debian packages, libvirt and RabbitMQ daemons, the guest image, the
-# venv), runs the style checks, the unit tests and the functional tests on
-# real guests, and ends with one summary line "tests: N passed, N failed".
+# venv), runs the style checks, the unit tests, the dashboard panel's
+# tests, the functional tests on real guests and the end-to-end tests on
+# the all-in-one cloud, and ends with one summary line
+# "tests: N passed, N failed".
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top"
@@ -14,7 +16,8 @@ echo "== host: libvirt, QEMU, RabbitMQ, guest image"
 source "$top/tools/venv.sh"
 
 echo "== flake8 (hacking)"
-flake8 watcher_cams nova_driver_ext nova watcher_cams_tempest_plugin tests tools
+flake8 watcher_cams nova_driver_ext nova watcher_cams_tempest_plugin \
+    watcher_cams_dashboard tests tools
 
 echo "== documentation and release notes build without warnings"
 rm -rf doc/build releasenotes/build
@@ -57,6 +60,8 @@ run_suite unit ./tests/unit "${CAMS_TEST_CONCURRENCY:-2}"
 # Nova's driver runs on native threads and Watcher's modules import eventlet:
 # the driver extension's tests (fake and real libvirt) need their own process.
 run_suite nova ./tests/nova 1
+# The Horizon panel's tests run under Django's settings (tests/dashboard).
+run_suite dashboard ./tests/dashboard 1
 # One process: the functional tests share two booted guests.
 run_suite functional ./tests/functional 1
 # The all-in-one cloud (tools/aio): Nova, Watcher and watcher-cams together.

@@ -12,6 +12,7 @@ API version history:
 * 1.1 - set_balloon, set_affinity and revert take an optional change_id:
   the agent records it with the change, and a revert naming it undoes that
   change only (``not_applied`` if the agent never recorded it)
+* 1.2 - get_overview: the operators' view of the host (read only)
 """
 
 from oslo_config import cfg
@@ -76,7 +77,7 @@ EXCHANGE = 'watcher_cams'
 
 
 class AgentAPI:
-    VERSION = '1.1'
+    VERSION = '1.2'
 
     def __init__(self, conf=None, transport=None):
         self._conf = conf or CONF
@@ -133,6 +134,17 @@ class AgentAPI:
         """Everything the agent collected: see watcher_cams.policy.report."""
         return self._call(host, 'get_report',
                           self._conf.watcher_cams_agent.report_timeout)
+
+    def get_overview(self, host, since=None):
+        """The operators' view: see watcher_cams.agent.overview.
+
+        ``since`` (seconds, the agent's clock) leaves out older timeline
+        points. An agent older than 1.2 answers AgentError
+        ``UnsupportedVersion``.
+        """
+        return self._send(host, 'get_overview',
+                          self._conf.watcher_cams_agent.report_timeout, '1.2',
+                          {'since': since})
 
     def set_balloon(self, host, instance, target_mb, reason='',
                     change_id=None):

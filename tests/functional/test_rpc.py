@@ -10,9 +10,12 @@ import uuid as uuidlib
 
 import oslo_messaging as messaging
 from testtools import content
+import webob
 
 from tests.functional import base
 from tests.functional import env
+from watcher_cams.api import app as api_app
+from watcher_cams.api import policies
 from watcher_cams import conf as cams_conf
 from watcher_cams import rpcapi
 
@@ -133,6 +136,46 @@ class TestAgentOverRabbitMQ(base.AgentTestCase):
         self.assertEqual('UnknownInstance', exc.exc_type)
         self.assertRaises(rpcapi.AgentUnreachable, self.client._call,
                           'no-such-host', 'get_state', 2)
+
+    def test_overview_through_the_reports_api(self):
+        # watcher-cams-api's application behind the point where
+        # keystonemiddleware has validated a token (its headers), on the
+        # real agent over RabbitMQ; tests/cloud sends real tokens.
+        api = api_app.OverviewApi(self.client, policies.get_enforcer(
+            cams_conf.CONF))
+
+        def get(host, roles='admin', query=''):
+            req = webob.Request.blank('/v1/hosts/%s/overview%s'
+                                      % (host, query))
+            req.headers.update({'X-Roles': roles, 'X-User-Id': 'u',
+                                'X-Project-Id': 'p'})
+            resp = req.get_response(api)
+            return resp.status_int, resp.json
+
+        code, body = get(self.host)
+        self.assertEqual(200, code, body)
+        self.assertEqual(self.host, body['host'])
+        mine = {i['uuid']: i for i in body['instances']
+                if i['uuid'] in self.lab.uuids()}
+        self.assertEqual(set(self.lab.uuids()), set(mine))
+        for inst in mine.values():
+            self.assertEqual('ok', inst['agent'], inst)
+            self.assertEqual(env.GUEST_MB, inst['max_mb'])
+            self.assertLessEqual(inst['floor_mb'], inst['actual_mb'])
+            self.assertGreater(inst['cache_mb'], 0)
+            self.assertTrue(body['timeline'][inst['uuid']])
+        self.assertGreater(body['memory']['ram_mb'], 0)
+        newest = max(p['t'] for p in body['timeline'][self.lab.uuids()[0]])
+        code, body = get(self.host, query='?since=%r' % newest)
+        self.assertEqual(200, code, body)
+        self.assertEqual([], body['timeline'][self.lab.uuids()[0]])
+        self.assertEqual(403, get(self.host, roles='member')[0])
+        cams_conf.CONF.set_override('report_timeout', 2,
+                                    'watcher_cams_agent')
+        code, body = get('no-such-host')
+        self.assertEqual(504, code)
+        self.assertIn('no-such-host did not answer',
+                      body['error']['message'])
 
     def test_daemon_stops_on_sigterm(self):
         self.daemon.send_signal(signal.SIGTERM)

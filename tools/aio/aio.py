@@ -25,6 +25,7 @@ rests on are in ../shared/aio-notes.md of the project's workspace.
 import contextlib
 import json
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -59,6 +60,8 @@ SERVICES = {  # name: (catalog type, port and path)
     'neutron': ('network', '9696'),
     'nova': ('compute', '8774/v2.1'),
     'watcher': ('infra-optim', '9322'),
+    # watcher-cams-api: the agents' overviews, read only (the dashboard's).
+    'watcher-cams': ('memory-optimization', '9330'),
 }
 DATABASES = ('keystone', 'placement', 'glance', 'neutron', 'nova_api',
              'nova', 'nova_cell0', 'watcher')
@@ -70,6 +73,8 @@ KSM = '/sys/kernel/mm/ksm'
 FAST_KSM = (('pages_to_scan', '20000'), ('sleep_millisecs', '10'),
             ('run', '1'))
 TEMPEST = os.path.join(AIO, 'tempest')
+HORIZON = 'http://127.0.0.1:8080'
+HORIZON_STATIC = os.path.join(AIO, 'horizon-static')
 
 STARTED = time.monotonic()
 
@@ -150,14 +155,14 @@ def daemon(name, argv, env=None, namespace_of=None):
         f.write(str(proc.pid))
 
 
-def uwsgi(name, port, module, env):
+def uwsgi(name, port, module, env, extra=()):
     daemon(name, [
         os.path.join(BIN, 'uwsgi'), '--http-socket', '127.0.0.1:%s' % port,
         '--module', module, '--home', VENV, '--master', '--processes', '1',
         '--threads', '4', '--enable-threads', '--lazy-apps',
         '--die-on-term', '--buffer-size', '65535',
         # Without it clients see random connection resets (aio-notes.md).
-        '--add-header', 'Connection: close'], env=env)
+        '--add-header', 'Connection: close'] + list(extra), env=env)
 
 
 def signal_group(pid, sig):
@@ -375,6 +380,13 @@ def configs():
             # should fail an action in half a minute, not two.
             'watcher_cams_agent': {'action_timeout': '30'},
         }, deploy.watcher()),
+        'watcher-cams/api.conf': {
+            'DEFAULT': {'log_file': os.path.join(LOG,
+                                                 'watcher-cams-api.log'),
+                        'transport_url': RABBIT},
+            'keystone_authtoken': authtoken('watcher-cams'),
+            # A page of the dashboard waits at most this for an agent.
+            'watcher_cams_agent': {'report_timeout': '20'}},
     }
     # These machines have one L3, where vCPU placement has nothing to
     # gain; cmp-a's agent treats each CPU as a cache of its own, so that
@@ -575,8 +587,65 @@ def watcher_and_agents():
             watcher_conf])
     for node, _, _ in COMPUTES:
         start_agent(node)
+    uwsgi('watcher-cams-api', 9330, 'watcher_cams.api.wsgi:application',
+          {'WATCHER_CAMS_API_CONFIG': conf('watcher-cams/api.conf')})
     wait('watcher-api', lambda: http_up('http://127.0.0.1:9322/'))
-    say('watcher and the agents are up')
+    wait('watcher-cams-api', lambda: http_up('http://127.0.0.1:9330/'))
+    say('watcher, watcher-cams-api and the agents are up')
+
+
+def horizon():
+    """The dashboard, with the project's panel enabled, on port 8080.
+
+    Horizon reads its settings from its own tree (openstack_dashboard/
+    local), as DevStack sets it up: the harness owns this venv. The static
+    files are collected and compressed once per Horizon version (about a
+    minute), since the panel ships none of its own.
+    """
+    python = os.path.join(BIN, 'python')
+    dash = run(python, '-c', 'import os, openstack_dashboard; print('
+               'os.path.dirname(openstack_dashboard.__file__))').strip()
+    version = run(python, '-c', 'import importlib.metadata as m; '
+                  'print(m.version("horizon"))').strip()
+    with open(os.path.join(dash, 'local', 'local_settings.py'), 'w') as f:
+        f.write(HORIZON_SETTINGS.format(
+            keystone=KEYSTONE, static=HORIZON_STATIC,
+            # A new key each time: sessions do not outlive the cloud.
+            secret=secrets.token_urlsafe(32)))
+    enabled = '_2290_admin_watcher_cams.py'
+    shutil.copy(os.path.join(TOP, 'watcher_cams_dashboard', 'enabled',
+                             enabled),
+                os.path.join(dash, 'local', 'enabled', enabled))
+    stamp = os.path.join(HORIZON_STATIC, '.horizon-version')
+    if not os.path.exists(stamp) or open(stamp).read() != version:
+        shutil.rmtree(HORIZON_STATIC, ignore_errors=True)
+        env = {'DJANGO_SETTINGS_MODULE': 'openstack_dashboard.settings'}
+        run(python, '-m', 'django', 'collectstatic', '--noinput', env=env)
+        run(python, '-m', 'django', 'compress', '--force', env=env)
+        with open(stamp, 'w') as f:
+            f.write(version)
+    uwsgi('horizon', 8080, 'openstack_dashboard.wsgi:application', {},
+          ['--static-map', '/static=' + HORIZON_STATIC])
+    wait('horizon', lambda: http_up(HORIZON + '/auth/login/'), timeout=180)
+    say('horizon is up at %s with the watcher-cams panel' % HORIZON)
+
+
+HORIZON_SETTINGS = """# Written by tools/aio/aio.py for the all-in-one cloud.
+DEBUG = False
+ALLOWED_HOSTS = ['127.0.0.1', 'localhost']
+SECRET_KEY = '{secret}'
+OPENSTACK_HOST = '127.0.0.1'
+OPENSTACK_KEYSTONE_URL = '{keystone}'
+OPENSTACK_KEYSTONE_DEFAULT_ROLE = 'member'
+STATIC_ROOT = '{static}'
+COMPRESS_OFFLINE = True
+CACHES = {{'default': {{
+    'BACKEND': 'django.core.cache.backends.locmem.LocMemCache'}}}}
+SESSION_ENGINE = 'django.contrib.sessions.backends.signed_cookies'
+# A host's page waits this long for watcher-cams-api (which waits up to
+# its report_timeout, 20 s here, for an agent).
+WATCHER_CAMS_TIMEOUT = 30
+"""
 
 
 def images():
@@ -624,6 +693,7 @@ def up():
     placement_glance_neutron()
     nova()
     watcher_and_agents()
+    horizon()
     images()
     with open(os.path.join(AIO, 'admin-openrc'), 'w') as f:
         f.write(exports())
@@ -637,7 +707,8 @@ SERVICE_NAMES = (
     + ['libvirtd-%s' % n for n, _, _ in COMPUTES]
     + ['nova-compute-%s' % n for n, _, _ in COMPUTES]
     + ['watcher-api', 'watcher-decision-engine', 'watcher-applier']
-    + ['watcher-cams-agent-%s' % n for n, _, _ in COMPUTES])
+    + ['watcher-cams-agent-%s' % n for n, _, _ in COMPUTES]
+    + ['watcher-cams-api', 'horizon'])
 
 
 def status():

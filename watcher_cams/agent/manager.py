@@ -22,6 +22,7 @@ from watcher_cams.agent.collectors import sharing as sharing_collector
 from watcher_cams.agent import controllers
 from watcher_cams.agent.controllers import balloon
 from watcher_cams.agent.controllers import pinning
+from watcher_cams.agent import overview
 from watcher_cams.agent import state as state_store
 from watcher_cams.conf import guards as guards_conf
 from watcher_cams.policy import host_cache
@@ -97,6 +98,9 @@ class AgentManager:
         self.history = report_format.SampleHistory(opts.min_rate_interval)
         # The host-side I/O counters of each guest, for host_cache windows.
         self.io_history = report_format.SampleHistory(opts.min_rate_interval)
+        self.timeline = overview.Timeline(opts.timeline_points,
+                                          opts.min_rate_interval)
+        self._last = None  # (monotonic time, report, view, account)
         self._conn = None
         self._collect_lock = threading.Lock()
         self._change_lock = threading.RLock()
@@ -260,10 +264,28 @@ class AgentManager:
                 'guest_agent_ms': (sampled - described) * 1000.0,
                 'sharing_ms': sharing_ms,
                 'total_ms': (finished - started) * 1000.0}
+            self.timeline.add(view, report['timestamp'])
+            self._last = (finished, report, view, account)
             return report, domains, view, account
 
     def get_report(self):
         return self.collect()[0]
+
+    def get_overview(self, since=None):
+        """The operators' overview (:mod:`watcher_cams.agent.overview`).
+
+        From the newest collection if the background loop made it less
+        than ``collect_interval`` ago: a page view should not cost a round
+        of guest-agent calls.
+        """
+        last = self._last
+        if last is None or (time.monotonic() - last[0]
+                            > self.opts.collect_interval):
+            self._collect()
+            last = self._last
+        _, report, view, account = last
+        return overview.build(report, view, account, self.cfg,
+                              self.timeline, since)
 
     # -- changes ---------------------------------------------------------
     def _require_enabled(self):
@@ -275,6 +297,8 @@ class AgentManager:
     def _lookup(self, instance):
         """(report, Domain, GuestView, HostAccount) of a running instance."""
         report, domains, view, account = self._collect()
+        # A change follows: the next overview must not show this collection.
+        self._last = None
         domain = domains.get(instance)
         if domain is None:
             raise UnknownInstance('instance %s does not run on %s'

@@ -2,9 +2,10 @@
 
 Version 1.0: get_report, set_balloon, set_affinity, revert, get_state,
 save_policy_state. 1.1: set_balloon, set_affinity and revert take an
-optional change_id. Arguments are checked here before the manager sees them;
-refusals are expected exceptions (one log line, no traceback) and reach the
-client as rpcapi.AgentError with the exception's class name.
+optional change_id. 1.2: get_overview. Arguments are checked here before
+the manager sees them; refusals are expected exceptions (one log line, no
+traceback) and reach the client as rpcapi.AgentError with the exception's
+class name.
 """
 
 import functools
@@ -58,6 +59,13 @@ class AgentEndpoint:
     @_logged
     def get_report(self, ctxt):
         return self.manager.get_report()
+
+    @_logged
+    def get_overview(self, ctxt, since=None):
+        if since is not None and (type(since) not in (int, float)
+                                  or since != since):
+            raise controllers.Refused('since must be a time in seconds')
+        return self.manager.get_overview(since)
 
     @_logged
     def set_balloon(self, ctxt, instance, target_mb, reason='',

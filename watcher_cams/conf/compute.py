@@ -36,6 +36,13 @@ OPTS = [
     cfg.IntOpt('min_rate_interval', default=10, min=1,
                help='A guest\'s rates are computed against its newest '
                     'earlier sample at least this many seconds old.'),
+    cfg.IntOpt('timeline_points', default=240, min=1,
+               help='Points of memory and disk reads kept per instance for '
+                    'the operators\' overview (get_overview, the '
+                    'dashboard\'s charts): at most one per '
+                    'min_rate_interval, one per collection otherwise; 240 '
+                    'collections at the default collect_interval are two '
+                    'hours. Kept in memory only.'),
     cfg.IntOpt('host_cache_min_read_mb', default=16, min=1,
                help='Least a guest must read (MiB) through its disks that '
                     'keep the host\'s page cache (cache modes writeback, '

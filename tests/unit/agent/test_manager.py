@@ -473,3 +473,80 @@ class TestAccounting(testtools.TestCase):
         self.assertAlmostEqual(10 * 4096 / 2 ** 20,
                                acct.merged_mb(factory.uid(1)))
         self.assertEqual(acct.promisable_mb, acct.as_dict()['promisable_mb'])
+
+
+class TestOverview(ManagerTestCase):
+
+    def test_what_operators_see_of_the_host(self):
+        mgr = self.manager()
+        self.b.files['/proc/meminfo'] = b'not meminfo'
+        ov = mgr.get_overview()
+        self.assertEqual(('unit', 1, True),
+                         (ov['host'], ov['version'], ov['enabled']))
+        self.assertEqual(16384, ov['memory']['ram_mb'])
+        self.assertEqual(16384 - 512, ov['memory']['capacity_mb'])
+        self.assertEqual(2048, ov['memory']['guests_actual_mb'])
+        a, b = ov['instances']
+        self.assertEqual((A, 'guest-a', 1024, 1024, 'ok'),
+                         (a['uuid'], a['name'], a['max_mb'], a['actual_mb'],
+                          a['agent']))
+        # Cached 109220 kB; the floor is what the agent's guards keep.
+        self.assertEqual(106.7, a['cache_mb'])
+        self.assertEqual(19.5, a['active_file_mb'])
+        cfg = guards_conf.guard_config(mgr.conf)
+        self.assertEqual(max(cfg.min_guest_mb, 20 + cfg.floor_margin_mb),
+                         a['floor_mb'])
+        self.assertEqual([0, 1], a['cpus'])
+        # Without a previous sample there are no rates yet.
+        self.assertIsNone(a['disk_read_mb_s'])
+        # A guest whose agent gave nonsense: kept, figures null, and why.
+        self.assertEqual('bad-data', b['agent'])
+        self.assertIn('meminfo', b['problem'])
+        self.assertEqual((None, None), (b['cache_mb'], b['floor_mb']))
+        # Two one-CPU caches: an unpinned guest is inside neither.
+        self.assertEqual([[], []], [g['instances'] for g in ov['llc']])
+        mgr.set_affinity(A, [1], 'test')
+        ov = mgr.get_overview()
+        self.assertEqual([[], [A]], [g['instances'] for g in ov['llc']])
+
+    def test_timeline_one_point_per_interval_and_since(self):
+        now = [1000.0]
+        mgr = self.manager(min_rate_interval=10, collect_interval=30)
+        mgr.clock = lambda: now[0]
+        for step in range(7):
+            now[0] = 1000.0 + 4 * step
+            mgr.get_report()
+        # Reports 4 s apart: a point at 1000, 1012 and 1024 only.
+        ov = mgr.get_overview()
+        self.assertEqual([1000.0, 1012.0, 1024.0],
+                         [p['t'] for p in ov['timeline'][A]])
+        last = ov['timeline'][A][-1]
+        self.assertEqual(1024, last['actual_mb'])
+        self.assertEqual(106.7, last['cache_mb'])
+        self.assertEqual(0.0, last['disk_read_mb_s'])
+        self.assertEqual([1024.0], [p['t'] for p in mgr.get_overview(
+            since=1012.0)['timeline'][A]])
+        self.b.gone = True
+        mgr.get_report()
+        self.assertEqual([A], list(mgr.get_overview()['timeline']))
+
+    def test_bounded_and_fresh_collections_reused(self):
+        now = [0.0]
+        mgr = self.manager(min_rate_interval=1, timeline_points=3)
+        mgr.clock = lambda: now[0]
+        for step in range(5):
+            now[0] = float(step)
+            mgr.get_report()
+        self.assertEqual([2.0, 3.0, 4.0],
+                         [p['t'] for p in mgr.get_overview()['timeline'][A]])
+        # Within collect_interval of the last collection the overview
+        # costs no guest-agent call.
+        calls = []
+        self.useFixture(fixtures.MockPatch(
+            'libvirt_qemu.qemuAgentCommand',
+            lambda *args: calls.append(args) or fakes.agent_command(*args)))
+        mgr.get_overview()
+        self.assertEqual([], calls)
+        mgr._last = (mgr._last[0] - 31,) + mgr._last[1:]
+        mgr.get_overview()
+        self.assertNotEqual([], calls)

@@ -40,10 +40,13 @@ class TestEndpoint(testtools.TestCase):
                                    change_id='c1')
         self.endpoint.revert({}, instance='u', kind='affinity',
                              change_id='c1')
+        self.endpoint.get_overview({}, since=12.5)
+        self.endpoint.get_overview({})
         self.assertEqual([('set_balloon', 'u', 512, 'r' * 255, None),
                           ('revert', 'u', 'affinity', None),
                           ('set_affinity', 'u', [0], 'r', 'c1'),
-                          ('revert', 'u', 'affinity', 'c1')],
+                          ('revert', 'u', 'affinity', 'c1'),
+                          ('get_overview', 12.5), ('get_overview', None)],
                          self.manager.calls)
 
     def test_bad_arguments_are_refused_before_the_manager(self):
@@ -58,4 +61,6 @@ class TestEndpoint(testtools.TestCase):
         for change_id in (7, '', 'x' * 65):
             self.assertRefused(self.endpoint.revert, instance='u',
                                kind='balloon', change_id=change_id)
+        for since in ('12', True, float('nan'), [1]):
+            self.assertRefused(self.endpoint.get_overview, since=since)
         self.assertEqual([], self.manager.calls)

@@ -40,6 +40,13 @@ class EndpointWithChangeIds(Endpoint):
         return {'kind': kind, 'change_id': change_id}
 
 
+class EndpointWithOverview(EndpointWithChangeIds):
+    target = messaging.Target(version='1.2')
+
+    def get_overview(self, ctxt, since=None):
+        return {'host': 'cmp-c', 'since': since}
+
+
 class TestAgentAPI(base.TestCase):
     def setUp(self):
         super().setUp()
@@ -88,6 +95,20 @@ class TestAgentAPI(base.TestCase):
                                          change_id='c1'))
         self.assertEqual({'kind': 'balloon', 'change_id': None},
                          self.api.revert('cmp-b', 'u1', 'balloon'))
+
+    def test_overview_needs_a_1_2_agent(self):
+        exc = self.assertRaises(rpcapi.AgentError, self.api.get_overview,
+                                'cmp-a')
+        self.assertEqual('UnsupportedVersion', exc.exc_type)
+        target = messaging.Target(exchange=rpcapi.EXCHANGE,
+                                  topic='watcher-cams-agent', server='cmp-c')
+        server = messaging.get_rpc_server(self.transport, target,
+                                          [EndpointWithOverview()])
+        server.start()
+        self.addCleanup(server.wait)
+        self.addCleanup(server.stop)
+        self.assertEqual({'host': 'cmp-c', 'since': 7.5},
+                         self.api.get_overview('cmp-c', 7.5))
 
     def test_remote_refusal_is_agent_error(self):
         exc = self.assertRaises(rpcapi.AgentError, self.api.set_balloon,

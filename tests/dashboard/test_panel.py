@@ -1,0 +1,222 @@
+"""The panel's pages with Horizon's test data and its APIs mocked."""
+
+from unittest import mock
+
+from django.urls import reverse
+from openstack_dashboard.api import nova
+from openstack_dashboard.test import helpers as test
+
+from watcher_cams_dashboard import api
+
+INDEX = reverse('horizon:admin:watcher_cams:index')
+U1 = '11111111-1111-1111-1111-111111111111'
+U2 = '22222222-2222-2222-2222-222222222222'
+
+
+def catalog_entry(kind, name, url):
+    return {'type': kind, 'name': name, 'endpoints_links': [],
+            'endpoints': [{'region': 'RegionOne', 'interface': i,
+                           'url': url}
+                          for i in ('admin', 'internal', 'public')]}
+
+
+# Horizon's test catalog has neither service.
+CATALOG = [catalog_entry(api.REPORTS_SERVICE, 'watcher-cams',
+                         'http://cams.example.com:9330'),
+           catalog_entry(api.WATCHER_SERVICE, 'watcher',
+                         'http://watcher.example.com:9322')]
+
+
+class WithCatalog:
+    def _setup_test_data(self):
+        super()._setup_test_data()
+        self.service_catalog.extend(CATALOG)
+
+
+def host_url(host):
+    return reverse('horizon:admin:watcher_cams:host', args=[host])
+
+
+def overview(host='devstack001'):
+    return {
+        'version': 1, 'host': host, 'timestamp': 1000.0, 'enabled': True,
+        'memory': {'ram_mb': 24000, 'reserved_mb': 512,
+                   'available_mb': 9000, 'capacity_mb': 23488,
+                   'guests_max_mb': 3072, 'guests_actual_mb': 2560,
+                   'ksm_saved_mb': 120.5, 'ksm_promisable_mb': 60.2},
+        'ksm': {'run': 1, 'pages_shared': 10, 'pages_sharing': 30851},
+        'llc': [{'name': 'L3-0', 'cpus': [0, 1], 'instances': [U1]},
+                {'name': 'L3-1', 'cpus': [2, 3], 'instances': []}],
+        'instances': [
+            {'uuid': U1, 'name': 'instance-00000001', 'max_mb': 2048,
+             'actual_mb': 1536, 'floor_mb': 421, 'dedicated': False,
+             'cpus': [0, 1], 'agent': 'ok', 'problem': None,
+             'cache_mb': 900.1, 'active_file_mb': 610.0,
+             'inactive_file_mb': 290.1, 'used_mb': 292.0,
+             'disk_read_mb_s': 4.2, 'refault_s': 310.0, 'activate_s': 120.0,
+             'psi_some_avg10': 0.0,
+             'host_cache': {'hit_ratio': 0.25, 'double_caching': True}},
+            {'uuid': U2, 'name': 'instance-00000002', 'max_mb': 1024,
+             'actual_mb': 1024, 'floor_mb': None, 'dedicated': False,
+             'cpus': [0, 1, 2, 3], 'agent': 'no-agent',
+             'problem': 'the guest agent does not answer',
+             'cache_mb': None, 'active_file_mb': None,
+             'inactive_file_mb': None, 'used_mb': None,
+             'disk_read_mb_s': None, 'refault_s': None, 'activate_s': None,
+             'psi_some_avg10': None, 'host_cache': None}],
+        'timeline': {
+            U1: [{'t': 940.0, 'actual_mb': 2048, 'cache_mb': 800.0,
+                  'disk_read_mb_s': 9.0, 'refault_s': 400.0},
+                 {'t': 970.0, 'actual_mb': 1536, 'cache_mb': 880.0,
+                  'disk_read_mb_s': 5.0, 'refault_s': 320.0},
+                 {'t': 1000.0, 'actual_mb': 1536, 'cache_mb': 900.1,
+                  'disk_read_mb_s': 4.2, 'refault_s': 310.0}],
+            U2: [{'t': 1000.0, 'actual_mb': 1024, 'cache_mb': None,
+                  'disk_read_mb_s': None, 'refault_s': None}]}}
+
+
+def action(uuid, instance, host, reason, state='SUCCEEDED',
+           kind='cams_balloon', plan_state='SUCCEEDED'):
+    params = {'resource_id': instance, 'host': host, 'reason': reason}
+    if kind == 'cams_balloon':
+        params.update(current_mb=2048, target_mb=1536)
+    else:
+        params.update(cpus=[0, 1], llc='L3-0')
+    return api.Action({'uuid': uuid, 'action_type': kind, 'state': state,
+                       'input_parameters': params,
+                       'action_plan_uuid': 'plan-' + uuid,
+                       'created_at': '2026-11-24T10:00:00+00:00'},
+                      {'state': plan_state, 'audit_uuid': 'audit-1',
+                       'strategy_name': 'cache_aware_balloon'})
+
+
+class PanelTestCase(WithCatalog, test.BaseAdminViewTests):
+    pass
+
+
+class TestIndex(PanelTestCase):
+
+    @test.create_mocks({nova: ['service_list'],
+                        api: ['overview', 'cams_actions']})
+    def test_hosts_and_an_agent_that_does_not_answer(self):
+        computes = [s for s in self.services.list()
+                    if s.binary == 'nova-compute']
+        self.mock_service_list.return_value = computes
+        hosts = sorted(s.host for s in computes)
+        self.assertGreater(len(hosts), 1)
+
+        def answer(request, host):
+            if host == hosts[-1]:
+                raise api.ApiError(api.REPORTS_SERVICE,
+                                   '504 watcher-cams-agent on %s did not '
+                                   'answer' % host, 504)
+            return overview(host)
+        self.mock_overview.side_effect = answer
+        self.mock_cams_actions.return_value = [
+            action('a1', U1, hosts[0], 'utility: value 1.250 MiB/s per '
+                   'GiB, gives 512 MiB')]
+
+        res = self.client.get(INDEX)
+
+        self.assertTemplateUsed(res, 'watcher_cams/index.html')
+        rows = res.context['hosts_table'].data
+        self.assertEqual(hosts, [r.host for r in rows])
+        self.assertEqual((24000, 2, 1),
+                         (rows[0].ram_mb, rows[0].instances,
+                          rows[0].no_data))
+        self.assertIn('did not answer', rows[-1].error)
+        self.assertContains(res, host_url(hosts[0]))
+        self.assertContains(res, 'did not answer')
+        self.assertEqual(['a1'], [a.id for a in
+                                  res.context['actions_table'].data])
+        self.mock_service_list.assert_called_once_with(
+            test.IsHttpRequest(), binary='nova-compute')
+
+    @test.create_mocks({nova: ['service_list'],
+                        api: ['overview', 'cams_actions']})
+    def test_watcher_down_still_shows_hosts(self):
+        self.mock_service_list.return_value = [
+            s for s in self.services.list() if s.binary == 'nova-compute']
+        self.mock_overview.side_effect = lambda r, h: overview(h)
+        self.mock_cams_actions.side_effect = api.ApiError(
+            api.WATCHER_SERVICE, 'unreachable: connection refused')
+        res = self.client.get(INDEX)
+        self.assertEqual(200, res.status_code)
+        self.assertTrue(res.context['hosts_table'].data)
+        self.assertMessageCount(res, error=1)
+
+
+class TestHost(PanelTestCase):
+
+    def nova_servers(self):
+        first, second = self.servers.list()[:2]
+        first.id, first.name = U1, 'web-<1>'
+        second.id, second.name = U2, 'db'
+        return [first, second], False
+
+    @test.create_mocks({nova: ['server_list'],
+                        api: ['overview', 'cams_actions']})
+    def test_instances_caches_charts_and_actions(self):
+        self.mock_overview.return_value = overview()
+        self.mock_server_list.return_value = self.nova_servers()
+        self.mock_cams_actions.return_value = [
+            action('new', U1, 'devstack001', 'utility: value 1.250 MiB/s '
+                   'per GiB, gives 512 MiB'),
+            action('old', U1, 'devstack001', 'cams: cache utilization '
+                   '0.40 -> 0.55 (2 steps of 128 MiB)'),
+            action('pin', U1, 'devstack001', 'affinity: shares 900 merged '
+                   'pages', kind='cams_pin_vcpus'),
+            action('other', U2, 'elsewhere', 'not this host')]
+
+        res = self.client.get(host_url('devstack001'))
+
+        self.assertTemplateUsed(res, 'watcher_cams/host.html')
+        web, db = res.context['instances_table'].data
+        self.assertEqual(('web-<1>', 2048, 1536, 421, 900.1, 0.25),
+                         (web.name, web.max_mb, web.actual_mb, web.floor_mb,
+                          web.cache_mb, web.host_hit_ratio))
+        # The newest balloon action's estimate, from Watcher's reason.
+        self.assertEqual('1.250 MiB/s per GiB', str(web.value))
+        self.assertIsNone(db.value)
+        self.assertEqual('no-agent: the guest agent does not answer',
+                         db.agent_text)
+        self.assertEqual([('L3-0', 'web-<1>'), ('L3-1', '-')],
+                         [(g.name, g.members)
+                          for g in res.context['llc_table'].data])
+        self.assertEqual(['new', 'old', 'pin'],
+                         [a.id for a in res.context['actions_table'].data])
+        self.assertContains(res, 'web-&lt;1&gt;')
+        self.assertNotContains(res, 'web-<1>')
+        self.assertContains(res, '24000 MiB')
+        # Three charts; the balloon chart has a line per instance.
+        charts = res.context['charts']
+        self.assertEqual(3, len(charts))
+        self.assertEqual(2, charts[0].count('<polyline'))
+        # The instance without figures draws no cache line.
+        self.assertEqual(1, charts[1].count('<polyline'))
+        self.mock_server_list.assert_called_once_with(
+            test.IsHttpRequest(),
+            search_opts={'all_tenants': True, 'host': 'devstack001'})
+
+    @test.create_mocks({nova: ['server_list'],
+                        api: ['overview', 'cams_actions']})
+    def test_an_agent_that_does_not_answer_is_shown_as_such(self):
+        self.mock_overview.side_effect = api.ApiError(
+            api.REPORTS_SERVICE, '504 watcher-cams-agent on cmp-x did not '
+            'answer: timed out', 504)
+        self.mock_server_list.return_value = ([], False)
+        self.mock_cams_actions.return_value = []
+        res = self.client.get(host_url('cmp-x'))
+        self.assertEqual(200, res.status_code)
+        self.assertContains(res, 'cams-agent-error')
+        self.assertContains(res, 'cmp-x did not answer: timed out')
+        self.assertEqual([], res.context['instances_table'].data)
+
+
+class TestAccess(WithCatalog, test.TestCase):
+
+    @mock.patch.object(api, 'overview')
+    def test_members_do_not_see_the_panel(self, overview_mock):
+        res = self.client.get(INDEX)
+        self.assertNotEqual(200, res.status_code)
+        overview_mock.assert_not_called()

@@ -1,0 +1,1 @@
+"""watcher-cams-api: the agents' overviews for operators, read only."""

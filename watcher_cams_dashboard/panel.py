@@ -1,0 +1,14 @@
+"""The panel: admins only, and only where watcher-cams-api is in the
+catalog (it shows every tenant's instances on a host)."""
+
+from django.utils.translation import gettext_lazy as _
+import horizon
+
+from watcher_cams_dashboard import api
+
+
+class MemoryPanel(horizon.Panel):
+    name = _('Memory (watcher-cams)')
+    slug = 'watcher_cams'
+    permissions = ('openstack.roles.admin',
+                   'openstack.services.%s' % api.REPORTS_SERVICE)

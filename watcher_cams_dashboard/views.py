@@ -1,0 +1,182 @@
+"""The panel's pages: the compute hosts, and one host in detail."""
+
+import types
+
+from django.utils.translation import gettext_lazy as _
+from horizon import exceptions
+from horizon import messages
+from horizon import tables as horizon_tables
+from openstack_dashboard.api import nova
+
+from watcher_cams_dashboard import api
+from watcher_cams_dashboard import charts
+from watcher_cams_dashboard import tables
+
+RECENT_ACTIONS = 50
+
+
+def _actions(request):
+    """The newest cams_* actions; a failure is told, the page still shows."""
+    try:
+        return api.cams_actions(request)
+    except api.ApiError as exc:
+        messages.error(request, _('Unable to list actions: %s') % exc)
+        return []
+
+
+class IndexView(horizon_tables.MultiTableView):
+    table_classes = (tables.HostsTable, tables.ActionsTable)
+    template_name = 'watcher_cams/index.html'
+    page_title = _('Memory (watcher-cams)')
+
+    def get_hosts_data(self):
+        try:
+            services = nova.service_list(self.request, binary='nova-compute')
+        except Exception:
+            exceptions.handle(self.request,
+                              _('Unable to list the compute hosts.'))
+            return []
+        rows = []
+        for service in sorted(services, key=lambda s: s.host):
+            row = types.SimpleNamespace(
+                id=service.host, host=service.host,
+                service='%s, %s' % (service.status, service.state),
+                guests=False, ram_mb=None, ksm_saved_mb=None,
+                instances='-', no_data='-', error='')
+            try:
+                ov = api.overview(self.request, service.host)
+            except api.ApiError as exc:
+                row.error = str(exc)
+            else:
+                mem = ov.get('memory') or {}
+                found = ov.get('instances') or []
+                row.__dict__.update(
+                    guests=True, ram_mb=mem.get('ram_mb'),
+                    guests_actual_mb=mem.get('guests_actual_mb'),
+                    guests_max_mb=mem.get('guests_max_mb'),
+                    ksm_saved_mb=mem.get('ksm_saved_mb'),
+                    instances=len(found),
+                    no_data=sum(1 for i in found if i.get('problem')),
+                    error=_('answers') if ov.get('enabled', True)
+                    else _('answers; changes disabled'))
+            rows.append(row)
+        return rows
+
+    def get_actions_data(self):
+        actions = _actions(self.request)[:RECENT_ACTIONS]
+        for action in actions:
+            action.instance_name = action.instance
+        return actions
+
+
+class HostView(horizon_tables.MultiTableView):
+    table_classes = (tables.InstancesTable, tables.LlcTable,
+                     tables.ActionsTable)
+    template_name = 'watcher_cams/host.html'
+    page_title = _('Memory of {{ host }}')
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._overview = self._names = self._all_actions = None
+        self._error = None
+
+    @property
+    def host(self):
+        return self.kwargs['host']
+
+    def overview(self):
+        if self._overview is None and self._error is None:
+            try:
+                self._overview = api.overview(self.request, self.host)
+            except api.ApiError as exc:
+                self._error = str(exc)
+        return self._overview
+
+    def names(self):
+        """{instance uuid: (server name, project id)} from Nova."""
+        if self._names is None:
+            self._names = {}
+            try:
+                servers, _more = nova.server_list(
+                    self.request, search_opts={'all_tenants': True,
+                                               'host': self.host})
+            except Exception:
+                exceptions.handle(self.request,
+                                  _('Unable to list the servers.'))
+            else:
+                self._names = {s.id: (s.name, s.tenant_id)
+                               for s in servers}
+        return self._names
+
+    def actions(self):
+        """This host's cams_* actions, newest first."""
+        if self._all_actions is None:
+            names = self.names()
+            self._all_actions = [a for a in _actions(self.request)
+                                 if a.host == self.host]
+            for action in self._all_actions:
+                action.instance_name = names.get(
+                    action.instance, (action.instance, None))[0]
+        return self._all_actions
+
+    def get_instances_data(self):
+        ov = self.overview() or {}
+        names = self.names()
+        last_value = {}
+        for action in self.actions():  # newest first
+            if action.value and action.action_type == 'cams_balloon':
+                last_value.setdefault(action.instance, action.value)
+        rows = []
+        for inst in ov.get('instances') or []:
+            name, project = names.get(inst['uuid'],
+                                      (inst.get('name'), None))
+            host_cache = inst.get('host_cache') or {}
+            rows.append(types.SimpleNamespace(**dict(
+                inst, id=inst['uuid'], name=name, project=project or '-',
+                host_hit_ratio=host_cache.get('hit_ratio'),
+                value=last_value.get(inst['uuid']),
+                agent_text=(inst.get('agent') or '-') + (
+                    ': %s' % inst['problem'] if inst.get('problem')
+                    else ''))))
+        return rows
+
+    def get_llc_data(self):
+        ov = self.overview() or {}
+        names = self.names()
+        rows = []
+        for group in ov.get('llc') or []:
+            members = [names.get(u, (u, None))[0]
+                       for u in group.get('instances') or ()]
+            rows.append(types.SimpleNamespace(
+                id=group['name'], name=group['name'],
+                cpus=','.join(str(c) for c in group.get('cpus') or ()),
+                members=', '.join(members) or '-'))
+        return rows
+
+    def get_actions_data(self):
+        return self.actions()[:RECENT_ACTIONS]
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        ov = self.overview()
+        context['host'] = self.host
+        context['error'] = self._error
+        context['overview'] = ov
+        if ov:
+            names = self.names()
+            timeline = ov.get('timeline') or {}
+            start = min((p['t'] for line in timeline.values()
+                         for p in line), default=0)
+
+            def series(key):
+                return {names.get(u, (u, None))[0] or u:
+                        [(p['t'] - start, p.get(key)) for p in line]
+                        for u, line in timeline.items()}
+            context['charts'] = [
+                charts.line_chart(_('Balloon size'), 'MiB',
+                                  series('actual_mb')),
+                charts.line_chart(_('Page cache'), 'MiB',
+                                  series('cache_mb')),
+                charts.line_chart(_('Disk reads'), 'MiB/s',
+                                  series('disk_read_mb_s'))]
+        return context
