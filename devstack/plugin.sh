@@ -1,6 +1,7 @@
 #!/bin/bash
 # watcher-cams DevStack plugin: installs the package, configures Watcher for
-# its strategies and actions, runs watcher-cams-agent on compute nodes,
+# its strategies and actions, runs watcher-cams-agent on compute nodes and
+# watcher-cams-api beside Watcher's API, enables the Horizon panel,
 # optionally switches nova-compute to the driver extension, and marks guest
 # images for the QEMU guest agent. See devstack/README.rst.
 #
@@ -26,7 +27,49 @@ function install_watcher_cams {
             is_service_enabled n-cpu; then
         extras="${extras:+$extras,}nova"
     fi
+    if _watcher_cams_dashboard_enabled; then
+        extras="${extras:+$extras,}dashboard"
+    fi
     setup_develop "$WATCHER_CAMS_DIR" ${extras:+"$extras"}
+}
+
+function _watcher_cams_dashboard_enabled {
+    [[ "$WATCHER_CAMS_DASHBOARD" == "True" ]] && is_service_enabled horizon
+}
+
+# configure_watcher_cams_api - its service user and catalog entry, its
+# config file and its uwsgi file
+function configure_watcher_cams_api {
+    sudo install -d -o "$STACK_USER" "$WATCHER_CAMS_CONF_DIR"
+    create_service_user watcher-cams admin
+    get_or_create_service watcher-cams memory-optimization \
+        "watcher-cams reports API"
+    get_or_create_endpoint memory-optimization "$REGION_NAME" \
+        "$SERVICE_PROTOCOL://$SERVICE_HOST/memory-optimization"
+    iniset "$WATCHER_CAMS_API_CONF" DEFAULT transport_url \
+        "$(get_transport_url)"
+    configure_keystone_authtoken_middleware "$WATCHER_CAMS_API_CONF" \
+        watcher-cams
+    write_uwsgi_config "$WATCHER_CAMS_API_UWSGI_CONF" \
+        "$WATCHER_CAMS_API_UWSGI" /memory-optimization "" watcher-cams-api
+    iniset "$WATCHER_CAMS_API_UWSGI_CONF" uwsgi env \
+        "WATCHER_CAMS_API_CONFIG=$WATCHER_CAMS_API_CONF"
+}
+
+# configure_watcher_cams_dashboard - the panel's enabled file in Horizon's
+# local/enabled
+function configure_watcher_cams_dashboard {
+    cp "$WATCHER_CAMS_DIR/watcher_cams_dashboard/enabled/$WATCHER_CAMS_DASHBOARD_ENABLED" \
+        "$HORIZON_DIR/openstack_dashboard/local/enabled/"
+}
+
+# start_watcher_cams_dashboard - Horizon's static files with the panel, and
+# Horizon restarted to load it
+function start_watcher_cams_dashboard {
+    (cd "$HORIZON_DIR" && "$PYTHON" manage.py collectstatic --noinput \
+        && "$PYTHON" manage.py compress --force) || \
+        die $LINENO "Horizon's static files were not rebuilt"
+    restart_apache_server
 }
 
 # configure_watcher_cams_watcher - Watcher's drop-in file: planner weights
@@ -123,8 +166,14 @@ function stop_watcher_cams_agent {
 }
 
 function cleanup_watcher_cams {
+    if is_service_enabled watcher-cams-api; then
+        remove_uwsgi_config "$WATCHER_CAMS_API_UWSGI_CONF" watcher-cams-api
+    fi
     sudo rm -rf "$WATCHER_CAMS_STATE_DIR" "$WATCHER_CAMS_CONF_DIR"
     sudo rm -f "$WATCHER_CAMS_WATCHER_CONF_D/50-watcher-cams.conf"
+    if [[ -n "${HORIZON_DIR:-}" ]]; then
+        rm -f "$HORIZON_DIR/openstack_dashboard/local/enabled/$WATCHER_CAMS_DASHBOARD_ENABLED"
+    fi
 }
 
 if [[ "$1" == "stack" && "$2" == "install" ]]; then
@@ -141,10 +190,25 @@ elif [[ "$1" == "stack" && "$2" == "post-config" ]]; then
     if is_service_enabled n-cpu; then
         configure_watcher_cams_nova
     fi
+    if is_service_enabled watcher-cams-api; then
+        configure_watcher_cams_api
+    fi
+    if _watcher_cams_dashboard_enabled; then
+        configure_watcher_cams_dashboard
+    fi
 elif [[ "$1" == "stack" && "$2" == "extra" ]]; then
     if is_service_enabled watcher-cams-agent; then
         echo_summary "Starting watcher-cams-agent"
         start_watcher_cams_agent
+    fi
+    if is_service_enabled watcher-cams-api; then
+        echo_summary "Starting watcher-cams-api"
+        run_process watcher-cams-api \
+            "$(which uwsgi) --procname-prefix watcher-cams-api --ini $WATCHER_CAMS_API_UWSGI_CONF"
+    fi
+    if _watcher_cams_dashboard_enabled; then
+        echo_summary "Enabling the watcher-cams panel in Horizon"
+        start_watcher_cams_dashboard
     fi
     if is_service_enabled glance; then
         mark_watcher_cams_images
@@ -158,6 +222,7 @@ fi
 
 if [[ "$1" == "unstack" ]]; then
     stop_watcher_cams_agent
+    stop_process watcher-cams-api
 fi
 
 if [[ "$1" == "clean" ]]; then

@@ -33,6 +33,20 @@ function die { echo "die: $*" >&2; exit 1; }
 function sudo { "$@"; }
 function get_transport_url { echo rabbit://stackrabbit:secret@10.0.0.1:5672/; }
 function get_python_exec_prefix { echo /usr/local/bin; }
+function create_service_user { _record create_service_user "$@"; }
+function get_or_create_service { _record get_or_create_service "$@"; }
+function get_or_create_endpoint { _record get_or_create_endpoint "$@"; }
+function restart_apache_server { _record restart_apache_server; }
+function remove_uwsgi_config { _record remove_uwsgi_config "$@"; }
+function which { echo "/usr/local/bin/$1"; }
+function configure_keystone_authtoken_middleware {
+    _record configure_keystone_authtoken_middleware "$@"
+    iniset "$1" keystone_authtoken username "$2"
+}
+function write_uwsgi_config {
+    _record write_uwsgi_config "$@"
+    iniset "$1" uwsgi module "$2"
+}
 function openstack {
     _record openstack "$@"
     if [[ "$*" == *"image list"* ]]; then printf 'img-a\nimg-b\n'; fi
@@ -81,6 +95,15 @@ class DevStackRun:
         self.etc = os.path.join(tmp, 'etc')
         for service in ('nova', 'tempest'):
             os.makedirs(os.path.join(self.etc, service), exist_ok=True)
+        # Horizon's tree: its local/enabled, and a manage.py that records.
+        self.horizon = os.path.join(tmp, 'horizon')
+        os.makedirs(os.path.join(self.horizon, 'openstack_dashboard',
+                                 'local', 'enabled'))
+        with open(os.path.join(self.horizon, 'manage.py'), 'w') as f:
+            f.write('import os, sys\n'
+                    'with open(os.environ["CALLS"], "a") as f:\n'
+                    '    f.write("manage.py %s\\n" % " ".join('
+                    'sys.argv[1:]))\n')
         self.env = {
             'PATH': os.environ['PATH'], 'HOME': tmp,
             'CALLS': self.calls, 'PYTHON': sys.executable,
@@ -98,6 +121,8 @@ class DevStackRun:
             'WATCHER_CAMS_HOST': 'cmp-1',
             'TEMPEST_CONFIG': os.path.join(self.etc, 'tempest',
                                            'tempest.conf'),
+            'HORIZON_DIR': self.horizon, 'REGION_NAME': 'RegionOne',
+            'SERVICE_PROTOCOL': 'http', 'SERVICE_HOST': '10.0.0.1',
         }
         self.env.update(env)
         self.stubs = os.path.join(tmp, 'stubs.sh')
@@ -171,7 +196,8 @@ class TestDevStackPlugin(testtools.TestCase):
             'agent_state_dir'])
         self.assertNotIn('compute_driver', nova['DEFAULT'])
         # The agent runs as root, every image gets the guest agent.
-        [run] = [c for c in calls if c.startswith('run_process')]
+        [run] = [c for c in calls
+                 if c.startswith('run_process watcher-cams-agent')]
         self.assertEqual(
             'run_process watcher-cams-agent |/usr/local/bin/'
             'watcher-cams-agent --config-file %s|  root'
@@ -181,6 +207,64 @@ class TestDevStackPlugin(testtools.TestCase):
         self.assertEqual(
             ['openstack --os-cloud devstack-admin image set --property '
              'hw_qemu_guest_agent=yes img-%s' % n for n in 'ab'], marks)
+
+    def test_reports_api_beside_watchers(self):
+        node = self.node(ALL_IN_ONE)
+        node.run(*STACK)
+        calls = node.recorded()
+        self.assertIn('create_service_user watcher-cams admin', calls)
+        self.assertIn('get_or_create_service watcher-cams '
+                      'memory-optimization watcher-cams reports API', calls)
+        self.assertIn('get_or_create_endpoint memory-optimization RegionOne '
+                      'http://10.0.0.1/memory-optimization', calls)
+        api = node.ini('watcher-cams', 'watcher-cams-api.conf')
+        self.assertEqual('rabbit://stackrabbit:secret@10.0.0.1:5672/',
+                         api['DEFAULT']['transport_url'])
+        self.assertEqual('watcher-cams',
+                         api['keystone_authtoken']['username'])
+        uwsgi = node.ini('watcher-cams', 'watcher-cams-api-uwsgi.ini')
+        self.assertEqual('watcher_cams.api.wsgi:application',
+                         uwsgi['uwsgi']['module'])
+        self.assertEqual('WATCHER_CAMS_API_CONFIG=%s' % os.path.join(
+            node.etc, 'watcher-cams', 'watcher-cams-api.conf'),
+            uwsgi['uwsgi']['env'])
+        [run] = [c for c in calls
+                 if c.startswith('run_process watcher-cams-api')]
+        self.assertIn('/usr/local/bin/uwsgi --procname-prefix '
+                      'watcher-cams-api --ini %s' % os.path.join(
+                          node.etc, 'watcher-cams',
+                          'watcher-cams-api-uwsgi.ini'), run)
+        # Without Horizon, nothing of the panel.
+        self.assertFalse([c for c in calls if 'manage.py' in c])
+
+        node = self.node(ALL_IN_ONE, WATCHER_CAMS_API='False')
+        node.run(*STACK)
+        self.assertFalse([c for c in node.recorded()
+                          if 'watcher-cams-api' in c])
+
+    def test_horizon_panel(self):
+        node = self.node(ALL_IN_ONE + ['horizon'])
+        node.run(*STACK)
+        calls = node.recorded()
+        self.assertIn('setup_develop %s agent,dashboard' % TOP, calls)
+        enabled = os.path.join(node.horizon, 'openstack_dashboard', 'local',
+                               'enabled', '_2290_admin_watcher_cams.py')
+        with open(enabled) as f:
+            self.assertIn("ADD_PANEL = 'watcher_cams_dashboard.panel."
+                          "MemoryPanel'", f.read())
+        self.assertEqual(['manage.py collectstatic --noinput',
+                          'manage.py compress --force',
+                          'restart_apache_server'],
+                         [c for c in calls if 'manage.py' in c
+                          or c == 'restart_apache_server'])
+        node.run('unstack', 'clean')
+        self.assertFalse(os.path.exists(enabled))
+
+        node = self.node(ALL_IN_ONE + ['horizon'],
+                         WATCHER_CAMS_DASHBOARD='False')
+        node.run(*STACK)
+        self.assertIn('setup_develop %s agent' % TOP, node.recorded())
+        self.assertFalse([c for c in node.recorded() if 'manage.py' in c])
 
     def test_driver_extension_llc_and_named_images(self):
         node = self.node(ALL_IN_ONE, WATCHER_CAMS_NOVA_DRIVER='True',
@@ -255,6 +339,11 @@ class TestDevStackPlugin(testtools.TestCase):
         node.run(*STACK)
         node.run('unstack', 'clean')
         self.assertIn('stop_process watcher-cams-agent', node.recorded())
+        self.assertIn('stop_process watcher-cams-api', node.recorded())
+        self.assertIn('remove_uwsgi_config %s watcher-cams-api'
+                      % os.path.join(node.etc, 'watcher-cams',
+                                     'watcher-cams-api-uwsgi.ini'),
+                      node.recorded())
         for path in (('watcher-cams',),
                      ('watcher', 'watcher.conf.d', '50-watcher-cams.conf')):
             self.assertFalse(os.path.exists(os.path.join(node.etc, *path)))
