@@ -68,6 +68,15 @@ class TestAgentAPI(base.TestCase):
         self.addCleanup(self.server.stop)
         self.api = rpcapi.AgentAPI(self.conf, self.transport)
 
+    def serve(self, host, endpoint):
+        """Another agent, on ``host``, answering with ``endpoint``."""
+        target = messaging.Target(exchange=rpcapi.EXCHANGE,
+                                  topic='watcher-cams-agent', server=host)
+        server = messaging.get_rpc_server(self.transport, target, [endpoint])
+        server.start()
+        self.addCleanup(server.wait)
+        self.addCleanup(server.stop)
+
     def test_round_trip(self):
         self.assertEqual('cmp-a', self.api.get_report('cmp-a')['host'])
         answer = self.api.set_balloon('cmp-a', 'u1', 1024.0, 'why')
@@ -83,13 +92,7 @@ class TestAgentAPI(base.TestCase):
             'cmp-a', 'u1', 'balloon', change_id='c1'))
         self.api.set_balloon('cmp-a', 'u1', 512, 'why', change_id='c1')
         self.assertEqual(('u1', 512, 'why'), self.endpoint.balloons[-1])
-        target = messaging.Target(exchange=rpcapi.EXCHANGE,
-                                  topic='watcher-cams-agent', server='cmp-b')
-        server = messaging.get_rpc_server(self.transport, target,
-                                          [EndpointWithChangeIds()])
-        server.start()
-        self.addCleanup(server.wait)
-        self.addCleanup(server.stop)
+        self.serve('cmp-b', EndpointWithChangeIds())
         self.assertEqual({'kind': 'balloon', 'change_id': 'c1'},
                          self.api.revert('cmp-b', 'u1', 'balloon',
                                          change_id='c1'))
@@ -100,13 +103,7 @@ class TestAgentAPI(base.TestCase):
         exc = self.assertRaises(rpcapi.AgentError, self.api.get_overview,
                                 'cmp-a')
         self.assertEqual('UnsupportedVersion', exc.exc_type)
-        target = messaging.Target(exchange=rpcapi.EXCHANGE,
-                                  topic='watcher-cams-agent', server='cmp-c')
-        server = messaging.get_rpc_server(self.transport, target,
-                                          [EndpointWithOverview()])
-        server.start()
-        self.addCleanup(server.wait)
-        self.addCleanup(server.stop)
+        self.serve('cmp-c', EndpointWithOverview())
         self.assertEqual({'host': 'cmp-c', 'since': 7.5},
                          self.api.get_overview('cmp-c', 7.5))
 
