@@ -1,5 +1,7 @@
-"""The panel: admins only, and only where watcher-cams-api is in the
-catalog (it shows every tenant's instances on a host)."""
+"""The panel: admins only, where watcher-cams-api is in the catalog.
+
+It shows every tenant's instances on a host.
+"""
 
 from django.utils.translation import gettext_lazy as _
 import horizon

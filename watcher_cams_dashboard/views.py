@@ -6,6 +6,7 @@ from django.utils.translation import gettext_lazy as _
 from horizon import exceptions
 from horizon import messages
 from horizon import tables as horizon_tables
+from openstack_dashboard.api import keystone
 from openstack_dashboard.api import nova
 
 from watcher_cams_dashboard import api
@@ -93,7 +94,11 @@ class HostView(horizon_tables.MultiTableView):
         return self._overview
 
     def names(self):
-        """{instance uuid: (server name, project id)} from Nova."""
+        """{instance uuid: (server name, project name)}.
+
+        From Nova and Keystone; the project's id where Keystone does not
+        say.
+        """
         if self._names is None:
             self._names = {}
             try:
@@ -103,9 +108,17 @@ class HostView(horizon_tables.MultiTableView):
             except Exception:
                 exceptions.handle(self.request,
                                   _('Unable to list the servers.'))
-            else:
-                self._names = {s.id: (s.name, s.tenant_id)
-                               for s in servers}
+                return self._names
+            try:
+                projects, _more = keystone.tenant_list(self.request)
+                project_names = {p.id: p.name for p in projects}
+            except Exception:
+                exceptions.handle(self.request,
+                                  _('Unable to list the projects.'))
+                project_names = {}
+            self._names = {s.id: (s.name, project_names.get(s.tenant_id,
+                                                            s.tenant_id))
+                           for s in servers}
         return self._names
 
     def actions(self):

@@ -3,6 +3,7 @@
 from unittest import mock
 
 from django.urls import reverse
+from openstack_dashboard.api import keystone
 from openstack_dashboard.api import nova
 from openstack_dashboard.test import helpers as test
 
@@ -154,11 +155,13 @@ class TestHost(PanelTestCase):
         second.id, second.name = U2, 'db'
         return [first, second], False
 
-    @test.create_mocks({nova: ['server_list'],
+    @test.create_mocks({nova: ['server_list'], keystone: ['tenant_list'],
                         api: ['overview', 'cams_actions']})
     def test_instances_caches_charts_and_actions(self):
         self.mock_overview.return_value = overview()
-        self.mock_server_list.return_value = self.nova_servers()
+        servers, more = self.nova_servers()
+        self.mock_server_list.return_value = servers, more
+        self.mock_tenant_list.return_value = self.tenants.list(), False
         self.mock_cams_actions.return_value = [
             action('new', U1, 'devstack001', 'utility: value 1.250 MiB/s '
                    'per GiB, gives 512 MiB'),
@@ -175,6 +178,8 @@ class TestHost(PanelTestCase):
         self.assertEqual(('web-<1>', 2048, 1536, 421, 900.1, 0.25),
                          (web.name, web.max_mb, web.actual_mb, web.floor_mb,
                           web.cache_mb, web.host_hit_ratio))
+        projects = {t.id: t.name for t in self.tenants.list()}
+        self.assertEqual(projects[servers[0].tenant_id], web.project)
         # The newest balloon action's estimate, from Watcher's reason.
         self.assertEqual('1.250 MiB/s per GiB', str(web.value))
         self.assertIsNone(db.value)
@@ -198,13 +203,14 @@ class TestHost(PanelTestCase):
             test.IsHttpRequest(),
             search_opts={'all_tenants': True, 'host': 'devstack001'})
 
-    @test.create_mocks({nova: ['server_list'],
+    @test.create_mocks({nova: ['server_list'], keystone: ['tenant_list'],
                         api: ['overview', 'cams_actions']})
     def test_an_agent_that_does_not_answer_is_shown_as_such(self):
         self.mock_overview.side_effect = api.ApiError(
             api.REPORTS_SERVICE, '504 watcher-cams-agent on cmp-x did not '
             'answer: timed out', 504)
         self.mock_server_list.return_value = ([], False)
+        self.mock_tenant_list.side_effect = Exception('keystone is down')
         self.mock_cams_actions.return_value = []
         res = self.client.get(host_url('cmp-x'))
         self.assertEqual(200, res.status_code)
