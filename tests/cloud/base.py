@@ -12,10 +12,13 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 
 import libvirt
+import yaml
 
+from watcher_cams.lab import cloud as lab_cloud
 from watcher_cams.lab import cloud_api
 from watcher_cams.lab import guests as lab_guests
 
@@ -127,6 +130,29 @@ def boot_for(test, names, flavor='cams.tiny', node=NODE):
     for server_id in servers.values():
         test.addCleanup(delete_server, server_id)
     return servers
+
+
+def scoped_template(test, name, goal, strategy, keep, node=NODE):
+    """An audit template that sees only the servers ``keep`` on ``node``.
+
+    Other tests leave servers on the node (tests/cloud/test_cloud.py keeps
+    two for its module); an audit scoped this way leaves them alone. The
+    template is deleted when ``test`` ends.
+    """
+    hosts = [s['Host'] for s in openstack(
+        'compute', 'service', 'list', '--service', 'nova-compute')]
+    others = [s['ID'] for s in openstack(
+        'server', 'list', '--all-projects', '--host', node) or []
+        if s['ID'] not in set(keep)]
+    fd, path = tempfile.mkstemp(suffix='.yaml')
+    with os.fdopen(fd, 'w') as f:
+        yaml.safe_dump(lab_cloud.audit_scope(hosts, node, others), f)
+    test.addCleanup(os.unlink, path)
+    openstack('optimize', 'audittemplate', 'create', name, goal,
+              '-s', strategy, '--scope', path)
+    test.addCleanup(openstack_quiet, 'optimize', 'audittemplate', 'delete',
+                    name)
+    return name
 
 
 def libvirt_uri(node=NODE):

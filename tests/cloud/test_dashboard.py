@@ -64,10 +64,16 @@ class TestDashboardPanel(testtools.TestCase):
         self.page.wait_for_url(re.compile(r'.*/(project|admin|identity)/.*'))
 
     def margin_audit(self):
-        """A margin_balloon audit, applied: its plan uuid."""
-        audit = base.openstack('optimize', 'audit', 'create', '-g',
-                               'memory_cache_efficiency', '-s',
-                               'margin_balloon', '--auto-trigger')['UUID']
+        """A margin_balloon audit of the test's servers, applied: its plan.
+
+        Its template leaves other servers on the node alone: the panel
+        lists them, but they are not the test's to resize.
+        """
+        template = base.scoped_template(
+            self, 'cams-dashboard-margin', 'memory_cache_efficiency',
+            'margin_balloon', self.servers.values())
+        audit = base.openstack('optimize', 'audit', 'create', '-a', template,
+                               '--auto-trigger')['UUID']
         self.assertEqual('SUCCEEDED', base.wait_for(
             'audit', lambda: base.finished('audit', audit)))
         [plan] = base.openstack('optimize', 'actionplan', 'list', '--audit',
@@ -135,7 +141,7 @@ class TestDashboardPanel(testtools.TestCase):
             self.assertRegex(row[-2], r'^committed \d+ MiB \+ margin '
                              r'\d+ MiB$')
         actions = [r for r in self.rows('actions')
-                   if plan[:8] in ' '.join(r)]
+                   if plan[:8] in r[6]]
         self.assertEqual(set(sizes), {r[3] for r in actions})
         for row in actions:
             self.assertEqual('cams_balloon', row[1])
