@@ -132,6 +132,21 @@ def boot_for(test, names, flavor='cams.tiny', node=NODE):
     return servers
 
 
+def scope_file(test, node, others):
+    """A YAML audit scope (lab.cloud.audit_scope) in a file ``test`` owns.
+
+    The scope keeps ``node`` (None: no compute node) without the servers
+    ``others``; the file is removed when ``test`` ends.
+    """
+    hosts = [s['Host'] for s in openstack(
+        'compute', 'service', 'list', '--service', 'nova-compute')]
+    fd, path = tempfile.mkstemp(suffix='.yaml')
+    with os.fdopen(fd, 'w') as f:
+        yaml.safe_dump(lab_cloud.audit_scope(hosts, node, others), f)
+    test.addCleanup(os.unlink, path)
+    return path
+
+
 def scoped_template(test, name, goal, strategy, keep, node=NODE):
     """An audit template that sees only the servers ``keep`` on ``node``.
 
@@ -139,17 +154,11 @@ def scoped_template(test, name, goal, strategy, keep, node=NODE):
     two for its module); an audit scoped this way leaves them alone. The
     template is deleted when ``test`` ends.
     """
-    hosts = [s['Host'] for s in openstack(
-        'compute', 'service', 'list', '--service', 'nova-compute')]
     others = [s['ID'] for s in openstack(
         'server', 'list', '--all-projects', '--host', node) or []
         if s['ID'] not in set(keep)]
-    fd, path = tempfile.mkstemp(suffix='.yaml')
-    with os.fdopen(fd, 'w') as f:
-        yaml.safe_dump(lab_cloud.audit_scope(hosts, node, others), f)
-    test.addCleanup(os.unlink, path)
     openstack('optimize', 'audittemplate', 'create', name, goal,
-              '-s', strategy, '--scope', path)
+              '-s', strategy, '--scope', scope_file(test, node, others))
     test.addCleanup(openstack_quiet, 'optimize', 'audittemplate', 'delete',
                     name)
     return name

@@ -8,13 +8,10 @@ change nothing the other tests rely on.
 
 import os
 import subprocess
-import tempfile
 
 import testtools
-import yaml
 
 from tests.cloud import base
-from watcher_cams.lab import cloud
 
 EXAMPLES = os.path.join(base.TOP, 'etc', 'watcher-cams', 'audits')
 RUNS = {
@@ -31,13 +28,7 @@ class TestExampleAudits(testtools.TestCase):
     def setUp(self):
         super().setUp()
         base.cloud()
-        hosts = [h['Host'] for h in base.openstack(
-            'compute', 'service', 'list', '--service', 'nova-compute')]
-        scope = cloud.audit_scope(hosts, None, ())
-        fd, self.scope = tempfile.mkstemp(suffix='.yaml')
-        with os.fdopen(fd, 'w') as f:
-            yaml.safe_dump(scope, f)
-        self.addCleanup(os.unlink, self.scope)
+        self.scope = base.scope_file(self, None, ())
 
     def _run(self, strategy, parameters):
         template = 'cams-example-%s' % strategy
