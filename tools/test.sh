@@ -4,14 +4,16 @@
 # venv), runs the style checks, the unit tests, the dashboard panel's
 # tests, the functional tests on real guests and the end-to-end tests on
 # the all-in-one cloud, and ends with one summary line
-# "tests: N passed, N failed".
+# "tests: N passed, N failed in M min (...); ...".
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top"
+started=$SECONDS
 
 echo "== host: libvirt, QEMU, RabbitMQ, guest image"
 # Before the venv: libvirt-python builds against libvirt-dev.
-"$top/tools/host-setup.sh"
+"$top/tools/host-setup.sh" test
+export CAMS_VENV_PROFILE=test
 # shellcheck source=tools/venv.sh
 source "$top/tools/venv.sh"
 
@@ -66,5 +68,7 @@ run_suite dashboard ./tests/dashboard 1
 run_suite functional ./tests/functional 1
 # The all-in-one cloud (tools/aio): Nova, Watcher and watcher-cams together.
 run_suite cloud ./tests/cloud 1
-echo "tests: ${passed} passed, ${failed} failed"
+echo "tests: ${passed} passed, ${failed} failed in $(( (SECONDS - started) / 60 )) min" \
+     "(flake8, docs, unit, nova, dashboard, functional, cloud); results:" \
+     "stestr history in .stestr/, screenshots in .cache/aio/screenshots/"
 exit "$rc"

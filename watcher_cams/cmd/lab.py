@@ -16,6 +16,7 @@ import argparse
 import functools
 import os
 import sys
+import time
 import warnings
 
 from watcher_cams.lab import tables
@@ -102,7 +103,22 @@ def _simulate(parser, args):
         parser.error(str(exc))
     _, checks = run.simulate(chosen, args.out, lambda line: print(
         line, flush=True), label)
-    return 0 if all(ok for _, ok, _ in checks) else 1
+    return _verdict(args, checks)
+
+
+def _verdict(args, checks):
+    """Print the run's one-line summary and return the exit status.
+
+    The tables above it can be long (paper-grid prints dozens): the last
+    line says what ran, whether its targets held and where the files are.
+    """
+    passed = sum(1 for _, ok, _ in checks if ok)
+    print('watcher-cams-lab %s: %d of %d targets passed in %.0f s; '
+          'results.json and PNG plots in %s/' % (
+              args.command, passed, len(checks),
+              time.monotonic() - args.started, args.out.rstrip('/')),
+          flush=True)
+    return 0 if passed == len(checks) else 1
 
 
 def _experiment(args):
@@ -136,7 +152,7 @@ def _guests(parser, args):
         _, checks = real_guests.run(exp, lab, args.out, out)
     except real_guests.LabError as exc:
         parser.error(str(exc))
-    return 0 if all(ok for _, ok, _ in checks) else 1
+    return _verdict(args, checks)
 
 
 def _cloud(parser, args):
@@ -158,7 +174,7 @@ def _cloud(parser, args):
             where='Nova (%s)' % args.host)
     except (real_guests.LabError, cloud_api.CloudError) as exc:
         parser.error(str(exc))
-    return 0 if all(ok for _, ok, _ in checks) else 1
+    return _verdict(args, checks)
 
 
 def _double_caching(parser, args):
@@ -182,7 +198,7 @@ def _double_caching(parser, args):
         _, checks = double_caching.run(exp, lab, args.out, out)
     except real_guests.LabError as exc:
         parser.error(str(exc))
-    return 0 if all(ok for _, ok, _ in checks) else 1
+    return _verdict(args, checks)
 
 
 def _experiment_arguments(sub, default_out):
@@ -304,6 +320,7 @@ def main(argv=None):
                        help='seconds of fast KSM scanning before measuring '
                             '(0: leave KSM as it is); settings are restored')
     args = parser.parse_args(argv)
+    started = time.monotonic()
     if args.command == 'bench-agent':
         if args.guests < 2 or args.cycles < 1 or args.memory_mb < 128:
             parser.error('need --guests >= 2, --cycles >= 1 and '
@@ -316,6 +333,7 @@ def main(argv=None):
         return 0
     if args.command is None:
         args = parser.parse_args(['simulate'] + list(argv or []))
+    args.started = started
     if args.command == 'simulate':
         return _simulate(parser, args)
     if args.command == 'double-caching':
