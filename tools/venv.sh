@@ -15,8 +15,8 @@ venv="${CAMS_VENV:-$top/.venv}"
 python="${PYTHON:-$(command -v python3.11 || command -v python3)}"
 profile="${CAMS_VENV_PROFILE:-test}"
 case "$profile" in
-    lab) rank=1; what=("$top[lab]") ;;
-    guests) rank=2; what=("$top[lab,agent]") ;;
+    lab) rank=1; what=("${top}[lab]") ;;
+    guests) rank=2; what=("${top}[lab,agent]") ;;
     test) rank=3
           what=(-r "$top/test-requirements.txt"
                 -r "$top/doc/requirements.txt" "$top") ;;
@@ -32,7 +32,7 @@ stamp="$venv/.cams-installed"
 want=$(cat "$top/requirements.txt" "$top/test-requirements.txt" \
            "$top/doc/requirements.txt" "$top/constraints.txt" \
            "$top/setup.cfg" | sha256sum | cut -d' ' -f1)
-read -r have_hash have_rank < "$stamp" 2>/dev/null || true
+read -r have_hash have_rank 2>/dev/null < "$stamp" || true
 if [ "${have_hash:-}" != "$want" ] || [ "${have_rank:-0}" -lt "$rank" ]; then
     echo "venv: installing the pinned '$profile' requirements" \
          "(a few minutes on a fresh machine)"

@@ -18,6 +18,9 @@ import requests
 REPORTS_SERVICE = 'memory-optimization'
 WATCHER_SERVICE = 'infra-optim'
 CAMS_ACTIONS = ('cams_balloon', 'cams_pin_vcpus')
+# How far back the panel looks: the newest this many actions and plans of
+# Watcher (its API caps a page at [api] max_limit, 1000 by default).
+ACTIONS_LIMIT = 500
 # Seconds a page waits for one answer; the reports API itself waits up to
 # its [watcher_cams_agent] report_timeout for an agent.
 DEFAULT_TIMEOUT = 30
@@ -140,7 +143,7 @@ class Action:
         self.value = value_estimate(self.reason)
 
 
-def cams_actions(request, limit=200):
+def cams_actions(request, limit=ACTIONS_LIMIT):
     """The newest cams_balloon and cams_pin_vcpus actions, newest first."""
     order = {'sort_key': 'created_at', 'sort_dir': 'desc'}
     actions = _get(request, WATCHER_SERVICE, '/v1/actions/detail',

@@ -3,6 +3,7 @@
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 from horizon import tables
+from horizon.utils import filters
 
 
 def _mb(value):
@@ -80,7 +81,8 @@ class LlcTable(tables.DataTable):
 
 
 class ActionsTable(tables.DataTable):
-    created = tables.Column('created_at', verbose_name=_('Created'))
+    created = tables.Column('created_at', verbose_name=_('Created'),
+                            filters=(filters.parse_isotime,))
     action_type = tables.Column('action_type', verbose_name=_('Action'))
     host = tables.Column('host', verbose_name=_('Host'))
     instance = tables.Column('instance_name', verbose_name=_('Instance'))
@@ -98,3 +100,7 @@ class ActionsTable(tables.DataTable):
     class Meta:
         name = 'actions'
         verbose_name = _('Recent watcher-cams actions')
+        # Pages of actions by the uuid of the last/first one shown
+        # (views.page); named apart from Horizon's default 'marker'.
+        pagination_param = 'actions_marker'
+        prev_pagination_param = 'actions_prev_marker'

@@ -6,6 +6,7 @@ from django.utils.translation import gettext_lazy as _
 from horizon import exceptions
 from horizon import messages
 from horizon import tables as horizon_tables
+from novaclient import exceptions as nova_exceptions
 from openstack_dashboard.api import keystone
 from openstack_dashboard.api import nova
 
@@ -13,7 +14,9 @@ from watcher_cams_dashboard import api
 from watcher_cams_dashboard import charts
 from watcher_cams_dashboard import tables
 
-RECENT_ACTIONS = 50
+# Actions per page of an actions table; Horizon's "Next"/"Prev" links
+# page through the newest api.ACTIONS_LIMIT actions of Watcher.
+ACTIONS_PAGE = 20
 
 
 def _actions(request):
@@ -25,7 +28,73 @@ def _actions(request):
         return []
 
 
-class IndexView(horizon_tables.MultiTableView):
+def page(rows, request, table_meta, size=ACTIONS_PAGE):
+    """The page of ``rows`` that Horizon's marker links ask for.
+
+    Returns (rows on the page, whether rows come before it, after it).
+    A marker that is no longer in ``rows`` (the action aged out of the
+    newest ones) gives the first page.
+    """
+    ids = [row.id for row in rows]
+    before = request.GET.get(table_meta.prev_pagination_param)
+    after = request.GET.get(table_meta.pagination_param)
+    start = 0
+    if before in ids:
+        start = max(0, ids.index(before) - size)
+    elif after in ids:
+        start = ids.index(after) + 1
+    return rows[start:start + size], start > 0, start + size < len(rows)
+
+
+def server_names(request, uuids, known=None):
+    """{uuid: server name} for ``uuids``, from ``known`` or else Nova.
+
+    A deleted server keeps its uuid; if Nova fails, the page says so once
+    and the rest keep theirs.
+    """
+    names = dict(known or {})
+    for uuid in sorted(set(uuids) - set(names)):
+        try:
+            names[uuid] = nova.server_get(request, uuid).name
+        except nova_exceptions.NotFound:
+            names[uuid] = uuid
+        except Exception:
+            exceptions.handle(request, _('Unable to name the instances.'))
+            break
+    return {uuid: names.get(uuid, uuid) for uuid in uuids}
+
+
+class ActionsPageMixin:
+    """An actions table shown a page at a time, instances by name."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._actions_prev = self._actions_more = False
+
+    def all_actions(self):
+        raise NotImplementedError()
+
+    def known_names(self):
+        """{uuid: name} the view knows already (no Nova call needed)."""
+        return {}
+
+    def get_actions_data(self):
+        rows, self._actions_prev, self._actions_more = page(
+            self.all_actions(), self.request, tables.ActionsTable._meta)
+        names = server_names(self.request, [a.instance for a in rows],
+                             self.known_names())
+        for action in rows:
+            action.instance_name = names[action.instance]
+        return rows
+
+    def has_prev_data(self, table):
+        return table.name == 'actions' and self._actions_prev
+
+    def has_more_data(self, table):
+        return table.name == 'actions' and self._actions_more
+
+
+class IndexView(ActionsPageMixin, horizon_tables.MultiTableView):
     table_classes = (tables.HostsTable, tables.ActionsTable)
     template_name = 'watcher_cams/index.html'
     page_title = _('Memory (watcher-cams)')
@@ -63,14 +132,11 @@ class IndexView(horizon_tables.MultiTableView):
             rows.append(row)
         return rows
 
-    def get_actions_data(self):
-        actions = _actions(self.request)[:RECENT_ACTIONS]
-        for action in actions:
-            action.instance_name = action.instance
-        return actions
+    def all_actions(self):
+        return _actions(self.request)
 
 
-class HostView(horizon_tables.MultiTableView):
+class HostView(ActionsPageMixin, horizon_tables.MultiTableView):
     table_classes = (tables.InstancesTable, tables.LlcTable,
                      tables.ActionsTable)
     template_name = 'watcher_cams/host.html'
@@ -121,22 +187,22 @@ class HostView(horizon_tables.MultiTableView):
                            for s in servers}
         return self._names
 
-    def actions(self):
+    def all_actions(self):
         """This host's cams_* actions, newest first."""
         if self._all_actions is None:
-            names = self.names()
             self._all_actions = [a for a in _actions(self.request)
                                  if a.host == self.host]
-            for action in self._all_actions:
-                action.instance_name = names.get(
-                    action.instance, (action.instance, None))[0]
         return self._all_actions
+
+    def known_names(self):
+        return {uuid: name for uuid, (name, _project) in
+                self.names().items()}
 
     def get_instances_data(self):
         ov = self.overview() or {}
         names = self.names()
         last_value = {}
-        for action in self.actions():  # newest first
+        for action in self.all_actions():  # newest first
             if action.value and action.action_type == 'cams_balloon':
                 last_value.setdefault(action.instance, action.value)
         rows = []
@@ -165,9 +231,6 @@ class HostView(horizon_tables.MultiTableView):
                 cpus=','.join(str(c) for c in group.get('cpus') or ()),
                 members=', '.join(members) or '-'))
         return rows
-
-    def get_actions_data(self):
-        return self.actions()[:RECENT_ACTIONS]
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)

@@ -22,6 +22,7 @@ from tests.cloud import test_reports_api as reports
 SERVERS = ('cams-dash-1', 'cams-dash-2')
 CHROMIUM = os.environ.get('CAMS_CHROMIUM', '/usr/bin/chromium')
 SHOTS = os.path.join(base.aio.AIO, 'screenshots')
+ISO_TIME = r'\d{4}-\d\d-\d\dT\d\d:'
 
 
 class TestDashboardPanel(testtools.TestCase):
@@ -121,6 +122,12 @@ class TestDashboardPanel(testtools.TestCase):
         hosts = {r[0]: r for r in self.rows('hosts')}
         self.assertEqual({n for n, _, _ in base.aio.COMPUTES}, set(hosts))
         self.assertIn('answers', hosts[base.NODE][-1])
+        # The audit's actions are the newest: on the first page, each
+        # instance by name, times as Horizon shows them (not ISO).
+        actions = [r for r in self.rows('actions') if plan[:8] in r[6]]
+        self.assertEqual(set(self.servers), {r[3] for r in actions})
+        for row in actions:
+            self.assertNotRegex(row[0], ISO_TIME)
         self.shoot('dashboard-index.png')
 
         # The host: the servers by name, with libvirt's balloon sizes.
@@ -144,6 +151,7 @@ class TestDashboardPanel(testtools.TestCase):
                    if plan[:8] in r[6]]
         self.assertEqual(set(sizes), {r[3] for r in actions})
         for row in actions:
+            self.assertNotRegex(row[0], ISO_TIME)
             self.assertEqual('cams_balloon', row[1])
             self.assertEqual('SUCCEEDED', row[5])
             self.assertIn('%s (SUCCEEDED)' % plan[:8], row[6])

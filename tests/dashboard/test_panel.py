@@ -1,13 +1,17 @@
 """The panel's pages with Horizon's test data and its APIs mocked."""
 
+import datetime
+import types
 from unittest import mock
 
 from django.urls import reverse
+from novaclient import exceptions as nova_exceptions
 from openstack_dashboard.api import keystone
 from openstack_dashboard.api import nova
 from openstack_dashboard.test import helpers as test
 
 from watcher_cams_dashboard import api
+from watcher_cams_dashboard import views
 
 INDEX = reverse('horizon:admin:watcher_cams:index')
 U1 = '11111111-1111-1111-1111-111111111111'
@@ -76,7 +80,7 @@ def overview(host='devstack001'):
                   'disk_read_mb_s': None, 'refault_s': None}]}}
 
 
-def action(uuid, instance, host, reason, state='SUCCEEDED',
+def action(uuid, instance, host, reason='', state='SUCCEEDED',
            kind='cams_balloon', plan_state='SUCCEEDED'):
     params = {'resource_id': instance, 'host': host, 'reason': reason}
     if kind == 'cams_balloon':
@@ -97,7 +101,7 @@ class PanelTestCase(WithCatalog, test.BaseAdminViewTests):
 
 class TestIndex(PanelTestCase):
 
-    @test.create_mocks({nova: ['service_list'],
+    @test.create_mocks({nova: ['service_list', 'server_get'],
                         api: ['overview', 'cams_actions']})
     def test_hosts_and_an_agent_that_does_not_answer(self):
         computes = [s for s in self.services.list()
@@ -116,6 +120,8 @@ class TestIndex(PanelTestCase):
         self.mock_cams_actions.return_value = [
             action('a1', U1, hosts[0], 'utility: value 1.250 MiB/s per '
                    'GiB, gives 512 MiB')]
+        self.mock_server_get.return_value = types.SimpleNamespace(
+            name='web-1')
 
         res = self.client.get(INDEX)
 
@@ -132,6 +138,56 @@ class TestIndex(PanelTestCase):
                                   res.context['actions_table'].data])
         self.mock_service_list.assert_called_once_with(
             test.IsHttpRequest(), binary='nova-compute')
+        # The instance by its name, as on the host page; the time as
+        # Horizon shows times, not Watcher's ISO string.
+        self.assertEqual('web-1', res.context['actions_table'].data[0]
+                         .instance_name)
+        self.assertContains(res, 'web-1')
+        self.assertNotContains(res, U1)
+        row = res.context['actions_table'].get_rows()[0]
+        self.assertIsInstance(row.cells['created'].data, datetime.datetime)
+        self.assertNotContains(res, '2026-11-24T10:00:00')
+        self.mock_server_get.assert_called_once_with(test.IsHttpRequest(),
+                                                     U1)
+
+    @test.create_mocks({nova: ['service_list', 'server_get'],
+                        api: ['overview', 'cams_actions']})
+    def test_actions_come_a_page_at_a_time(self):
+        self.mock_service_list.return_value = []
+        ids = ['a%02d' % n for n in range(45)]
+        self.mock_cams_actions.return_value = [
+            action(i, U1 if n % 2 else U2, 'cmp-a')
+            for n, i in enumerate(ids)]
+        # U2 was deleted: it keeps its uuid.
+        self.mock_server_get.side_effect = lambda request, uuid: (
+            types.SimpleNamespace(name='web-1') if uuid == U1
+            else self._raise(nova_exceptions.NotFound(404)))
+        meta = 'actions_marker'
+
+        pages = [self.client.get(INDEX)]
+        for _ in range(2):
+            last = pages[-1].context['actions_table'].data[-1].id
+            pages.append(self.client.get('%s?%s=%s' % (INDEX, meta, last)))
+        shown = [[a.id for a in p.context['actions_table'].data]
+                 for p in pages]
+        self.assertEqual([ids[:20], ids[20:40], ids[40:]], shown)
+        self.assertContains(pages[0], '?%s=a19' % meta)
+        self.assertNotContains(pages[0], 'actions_prev_marker')
+        self.assertContains(pages[1], '?actions_prev_marker=a20')
+        self.assertNotContains(pages[2], '?%s=' % meta)
+        back = self.client.get('%s?actions_prev_marker=a40' % INDEX)
+        self.assertEqual(ids[20:40], [a.id for a in
+                                      back.context['actions_table'].data])
+        # A marker that aged out of the newest actions: the first page.
+        gone = self.client.get('%s?%s=zz' % (INDEX, meta))
+        self.assertEqual(ids[:20], [a.id for a in
+                                    gone.context['actions_table'].data])
+        self.assertEqual({'web-1', U2}, {
+            a.instance_name for a in pages[0].context['actions_table'].data})
+
+    @staticmethod
+    def _raise(exc):
+        raise exc
 
     @test.create_mocks({nova: ['service_list'],
                         api: ['overview', 'cams_actions']})
@@ -202,6 +258,39 @@ class TestHost(PanelTestCase):
         self.mock_server_list.assert_called_once_with(
             test.IsHttpRequest(),
             search_opts={'all_tenants': True, 'host': 'devstack001'})
+
+    @test.create_mocks({nova: ['server_list', 'server_get'],
+                        keystone: ['tenant_list'],
+                        api: ['overview', 'cams_actions']})
+    def test_the_hosts_actions_a_page_at_a_time_by_name(self):
+        self.mock_overview.return_value = overview()
+        self.mock_server_list.return_value = self.nova_servers()
+        self.mock_tenant_list.return_value = self.tenants.list(), False
+        u3 = '33333333-3333-3333-3333-333333333333'
+        size = views.ACTIONS_PAGE
+        ours = [action('h%02d' % n, U1, 'devstack001')
+                for n in range(size + 5)]
+        # An instance that has left the host since: named through Nova.
+        ours.insert(3, action('moved', u3, 'devstack001'))
+        self.mock_cams_actions.return_value = ours + [
+            action('x%02d' % n, U2, 'elsewhere') for n in range(30)]
+        self.mock_server_get.return_value = types.SimpleNamespace(
+            name='moved-away')
+
+        first = self.client.get(host_url('devstack001'))
+        rows = first.context['actions_table'].data
+        self.assertEqual([a.id for a in ours[:size]], [a.id for a in rows])
+        self.assertEqual('moved-away', rows[3].instance_name)
+        self.assertEqual({'web-<1>'}, {a.instance_name for a in rows
+                                       if a.instance == U1})
+        self.assertContains(first, '?actions_marker=%s' % rows[-1].id)
+        self.mock_server_get.assert_called_once_with(test.IsHttpRequest(),
+                                                     u3)
+        second = self.client.get('%s?actions_marker=%s' % (
+            host_url('devstack001'), rows[-1].id))
+        self.assertEqual([a.id for a in ours[size:]], [
+            a.id for a in second.context['actions_table'].data])
+        self.assertNotContains(second, '?actions_marker=')
 
     @test.create_mocks({nova: ['server_list'], keystone: ['tenant_list'],
                         api: ['overview', 'cams_actions']})

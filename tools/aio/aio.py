@@ -1,7 +1,9 @@
 """An all-in-one OpenStack on this machine, with watcher-cams installed.
 
-    python3 tools/aio/aio.py up|down|status|openrc|tempest [REGEX]
+    python3 tools/aio/aio.py prepare|up|down|status|openrc|tempest [REGEX]
 
+``prepare`` installs what ``up`` needs (host packages, the services' venv)
+and starts nothing: tools/test.sh runs it beside the functional tests.
 ``openrc`` prints shell exports: admin credentials for the openstack CLI
 and ``watcher-cams-lab cloud`` (with cmp-a and its libvirt as the lab's
 node): ``eval "$(python3 tools/aio/aio.py openrc)"``. ``tempest`` runs the
@@ -673,6 +675,13 @@ def images():
     say('image cams-tiny and flavor cams.tiny are ready')
 
 
+def prepare():
+    """Install what ``up`` needs; no service is started or stopped."""
+    host_packages()
+    venv()
+    say('the host packages and the venv are ready')
+
+
 def up():
     host_packages()
     down(quiet=True)
@@ -829,8 +838,8 @@ def openrc():
 
 
 def main(argv):
-    commands = {'up': up, 'down': down, 'status': status, 'openrc': openrc,
-                'tempest': tempest}
+    commands = {'prepare': prepare, 'up': up, 'down': down,
+                'status': status, 'openrc': openrc, 'tempest': tempest}
     if not argv or argv[0] not in commands or len(argv) > (
             2 if argv[0] == 'tempest' else 1):
         print(__doc__)

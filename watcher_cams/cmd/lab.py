@@ -184,7 +184,8 @@ def _double_caching(parser, args):
     from watcher_cams.lab import real_guests
     out = functools.partial(print, flush=True)
     given = {k: v for k, v in (
-        ('guest_mb', args.guest_mb), ('data_mb', args.data_mb),
+        ('guest_mb', args.guest_mb), ('guest_cache_mb', args.guest_cache_mb),
+        ('data_mb', args.data_mb),
         ('block_mb', args.block_mb), ('lfu_cache_mb', args.lfu_cache_mb),
         ('host_cache_mb', args.host_cache_mb), ('reads', args.reads),
         ('warm_reads', args.warm_reads),
@@ -295,7 +296,9 @@ def main(argv=None):
                     help='comma-separated among plain, lfu-paper, lfu-ours '
                          '(default all three)')
     for name, what in (
-            ('guest-mb', 'the guest\'s memory (default 544)'),
+            ('guest-mb', 'the guest\'s memory at boot (default 640)'),
+            ('guest-cache-mb', 'what the guest is ballooned to leave '
+                               'available for its page cache (default 368)'),
             ('data-mb', 'the data file (default 512)'),
             ('block-mb', 'LFU block size (default 16)'),
             ('lfu-cache-mb', 'the LFU hot set (default 336)'),

@@ -51,6 +51,8 @@ MB = 1 << 20
 DATA = '/lab/data'
 READER_STATUS = '/tmp/reader.status'
 LFU_STATUS = '/tmp/lfu.status'
+# How far above its target a guest's MemAvailable may settle (MiB).
+FIT_SLACK_MB = 16
 # label -> LFU parameters (None: the plain guest cache).
 STRATEGIES = {
     'plain': None,
@@ -67,11 +69,19 @@ class Experiment:
 
     Paper: a 4 GiB file, a 3 GiB guest, 2.625 GiB of LFU hot set in
     128 MiB blocks, a 2.5 GiB host cache. Here: 512 MiB of data, a guest
-    whose page cache holds about 370 MiB, 336 MiB of hot set in 16 MiB
+    whose page cache may hold 368 MiB, 336 MiB of hot set in 16 MiB
     blocks (21 of 32 blocks, as in the paper), 320 MiB of host cache.
+
+    ``guest_cache_mb`` is what the guest can cache, measured: how much
+    memory the guest's kernel, initramfs and agent keep for themselves
+    depends on the kernel the image was built from, so each guest boots
+    with ``guest_mb`` and is ballooned down until its MemAvailable is
+    ``guest_cache_mb`` (:func:`fit_guest_cache`). The plain guest cache
+    then cannot hold the data, whatever the kernel.
     """
 
-    guest_mb: int = 544
+    guest_mb: int = 640
+    guest_cache_mb: int = 368
     data_mb: int = 512
     block_mb: int = 16
     lfu_cache_mb: int = 336
@@ -88,10 +98,12 @@ class Experiment:
                                        % ', '.join(STRATEGIES))
         if not 0 < self.warm_reads < self.reads:
             raise real_guests.LabError('need 0 < warm_reads < reads')
-        if not self.block_mb <= self.lfu_cache_mb < self.data_mb:
+        if not (self.block_mb <= self.lfu_cache_mb <= self.guest_cache_mb
+                < self.data_mb):
             raise real_guests.LabError(
-                'need block_mb <= lfu_cache_mb < data_mb: the hot set '
-                'holds whole blocks and not all of the data')
+                'need block_mb <= lfu_cache_mb <= guest_cache_mb < data_mb: '
+                'the hot set holds whole blocks and fits in the guest\'s '
+                'cache, which cannot hold all of the data')
         if self.guest_mb < 256 or self.host_cache_mb < 1:
             raise real_guests.LabError('need guest_mb >= 256 and '
                                        'host_cache_mb >= 1')
@@ -167,6 +179,48 @@ def drop_host_cache(path):
         os.close(fd)
 
 
+def fit_guest_cache(dom, cache_mb, timeout_s=120.0):
+    """Balloon ``dom`` until its MemAvailable is about ``cache_mb``.
+
+    Returns (balloon MiB, MemAvailable MiB) once the guest reports it.
+    What the guest keeps outside its page cache (kernel, initramfs, agent)
+    is measured, not assumed; the guest must have booted with room for
+    it plus ``cache_mb``.
+    """
+    total_mb, available_mb = _guest_memory_mb(dom)
+    actual_mb = dom.memoryStats()['actual'] // 1024
+    target_mb = actual_mb - (available_mb - cache_mb)
+    if available_mb < cache_mb:
+        raise real_guests.LabError(
+            '%s: only %d MiB of %d MiB available for the page cache, not '
+            '%d: boot it with more memory (guest_mb)'
+            % (dom.name(), available_mb, total_mb, cache_mb))
+    dom.setMemoryFlags(target_mb * 1024, libvirt.VIR_DOMAIN_AFFECT_LIVE)
+    lab_guests.wait_for_balloon(dom, target_mb, timeout=timeout_s)
+    deadline = time.monotonic() + timeout_s
+    # The guest's MemTotal follows its balloon driver, which lags QEMU.
+    while available_mb > cache_mb + FIT_SLACK_MB:
+        if time.monotonic() > deadline:
+            raise real_guests.LabError(
+                '%s: MemAvailable %d MiB, not %d, %.0f s after the balloon '
+                'reached %d MiB' % (dom.name(), available_mb, cache_mb,
+                                    timeout_s, target_mb))
+        time.sleep(1)
+        _, available_mb = _guest_memory_mb(dom)
+    return target_mb, available_mb
+
+
+def _guest_memory_mb(dom):
+    """(MemTotal, MemAvailable) of the guest in MiB, read in the guest."""
+    code, text = lab_guests.guest_exec(dom, 'cat /proc/meminfo', timeout=60)
+    info = {line.split(':')[0]: line.split()[1]
+            for line in text.splitlines() if ':' in line}
+    if code != 0 or not {'MemTotal', 'MemAvailable'} <= set(info):
+        raise real_guests.LabError('%s: cannot read /proc/meminfo (%r)'
+                                   % (dom.name(), text[:80]))
+    return int(info['MemTotal']) // 1024, int(info['MemAvailable']) // 1024
+
+
 def parse_lfu_status(text):
     """cams-lfu's status file: counters and the hot blocks."""
     lines = text.splitlines()
@@ -192,6 +246,7 @@ class Run:
         self.series = []
         self.measured = None
         self.lfu = None
+        self.fitted = None
 
     def boot(self):
         lab, exp = self.lab, self.exp
@@ -207,6 +262,7 @@ class Run:
                      os.path.join(lab.workdir, name + '-lab.qcow2')):
             drop_host_cache(path)
         lab_guests.wait_for_agent(self.dom, timeout=300)
+        self.fitted = fit_guest_cache(self.dom, exp.guest_cache_mb)
 
     def counters(self):
         """The agent's io_sample of the guest now, with the reads done."""
@@ -271,7 +327,9 @@ class Run:
             'guest_read_mb': svc.guest_read_mb,
             'storage_read_mb': svc.storage_read_mb,
             'host_hit_ratio': svc.hit_ratio,
-            'seconds': svc.window_s}
+            'seconds': svc.window_s,
+            'balloon_mb': self.fitted[0],
+            'available_mb': self.fitted[1]}
         if STRATEGIES[self.strategy] is not None:
             code, text = lab_guests.guest_exec(self.dom, 'cat %s'
                                                % LFU_STATUS)
@@ -319,11 +377,13 @@ def checks(rows):
 def run(exp, lab, outdir, out=print, stream=None):
     """Every strategy of ``exp``; table, results.json and a plot."""
     os.makedirs(outdir, exist_ok=True)
-    out('== double caching: %d MiB guest, %d MiB of data (writeback), host '
+    out('== double caching: a guest (max %d MiB) ballooned to %d MiB '
+        'available for its page cache, %d MiB of data (writeback), host '
         'cache %d MiB, LFU hot set %d MiB in %d MiB blocks; %d reads of '
         '%d KiB, measured after %d' % (
-            exp.guest_mb, exp.data_mb, exp.host_cache_mb, exp.lfu_cache_mb,
-            exp.block_mb, exp.reads, exp.chunk_kib, exp.warm_reads))
+            exp.guest_mb, exp.guest_cache_mb, exp.data_mb, exp.host_cache_mb,
+            exp.lfu_cache_mb, exp.block_mb, exp.reads, exp.chunk_kib,
+            exp.warm_reads))
     # About one progress step per 2 s; TCG reads some 30 MiB/s.
     per_run = max(1, exp.reads * exp.chunk_kib // 1024 // 60)
     progress = progress_mod.Progress(per_run * len(exp.strategies), stream)
@@ -336,9 +396,10 @@ def run(exp, lab, outdir, out=print, stream=None):
     finally:
         lab.close()
     out('\n' + tables.table(
-        ('strategy', 'app MiB', 'guest -> host MiB', 'from storage MiB',
-         'host hit ratio', 'swaps', 'paper'),
-        [(r['strategy'], '%.0f' % r['app_mb'], '%.0f' % r['guest_read_mb'],
+        ('strategy', 'guest MiB (available)', 'app MiB', 'guest -> host MiB',
+         'from storage MiB', 'host hit ratio', 'swaps', 'paper'),
+        [(r['strategy'], '%d (%d)' % (r['balloon_mb'], r['available_mb']),
+          '%.0f' % r['app_mb'], '%.0f' % r['guest_read_mb'],
           '%.0f' % r['storage_read_mb'],
           '%.0f%%' % (100 * r['host_hit_ratio']),
           r['lfu']['swaps'] if r['lfu'] else '-',

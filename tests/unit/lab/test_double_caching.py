@@ -16,6 +16,57 @@ def write(root, path, text):
         f.write(text)
 
 
+class FakeGuest:
+    """A domain whose kernel keeps ``overhead_mb`` outside its cache."""
+
+    def __init__(self, actual_mb, overhead_mb):
+        self.actual_mb = actual_mb
+        self.overhead_mb = overhead_mb
+        self.set_kib = []
+
+    def name(self):
+        return 'fake'
+
+    def memoryStats(self):
+        return {'actual': self.actual_mb * 1024}
+
+    def setMemoryFlags(self, kib, flags):
+        self.set_kib.append(kib)
+        self.actual_mb = kib // 1024
+
+    def meminfo(self, command, timeout):
+        total = self.actual_mb - 30
+        return 0, ('MemTotal: %d kB\nMemFree: 1 kB\nMemAvailable: %d kB\n'
+                   % (total * 1024, (total - self.overhead_mb) * 1024))
+
+
+class TestFitGuestCache(testtools.TestCase):
+
+    def fit(self, guest, cache_mb):
+        self.useFixture(fixtures.MockPatch(
+            'watcher_cams.lab.guests.guest_exec',
+            lambda dom, command, timeout: dom.meminfo(command, timeout)))
+        self.useFixture(fixtures.MockPatch(
+            'watcher_cams.lab.guests.wait_for_balloon'))
+        return dc.fit_guest_cache(guest, cache_mb)
+
+    def test_the_guest_keeps_what_its_kernel_needs_plus_the_cache(self):
+        # Two kernels that keep 60 and 200 MiB for themselves: both guests
+        # end with the same room for page cache.
+        for overhead_mb in (60, 200):
+            guest = FakeGuest(640, overhead_mb)
+            balloon_mb, available_mb = self.fit(guest, 368)
+            self.assertEqual(368, available_mb)
+            self.assertEqual(368 + overhead_mb + 30, balloon_mb)
+            self.assertEqual([balloon_mb * 1024], guest.set_kib)
+
+    def test_a_guest_too_small_for_the_cache_is_refused(self):
+        guest = FakeGuest(544, 200)
+        exc = self.assertRaises(real_guests.LabError, self.fit, guest, 368)
+        self.assertIn('only 314 MiB of 514 MiB available', str(exc))
+        self.assertEqual([], guest.set_kib)
+
+
 class TestDoubleCaching(testtools.TestCase):
 
     def test_reader_commands(self):
@@ -34,7 +85,8 @@ class TestDoubleCaching(testtools.TestCase):
         for bad in ({'strategies': ('plain', 'magic')},
                     {'warm_reads': 0}, {'warm_reads': 6000},
                     {'lfu_cache_mb': 8}, {'lfu_cache_mb': 512},
-                    {'guest_mb': 128}):
+                    {'guest_mb': 128}, {'guest_cache_mb': 512},
+                    {'guest_cache_mb': 320}):
             self.assertRaises(real_guests.LabError, dc.Experiment, **bad)
 
     def test_memory_cgroup_v1_and_v2(self):
