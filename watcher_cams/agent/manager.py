@@ -142,24 +142,19 @@ class AgentManager:
     # -- collection ------------------------------------------------------
     def _guest_entry(self, domain, recorded):
         opts = self.opts
-        entry = {
-            'uuid': domain.uuid, 'name': domain.name,
-            'domain_name': domain.domain_name,
-            'max_mb': domain.max_mb, 'actual_mb': domain.actual_mb,
-            'base_mb': (domain.flavor_mb if domain.flavor_mb
-                        and domain.flavor_mb < domain.max_mb else None),
-            'vcpus': domain.vcpus,
-            'dedicated': self.pinning.dedicated(domain),
-            'cpus': domain.vcpu_cpus, 'emulator_cpus': domain.emulator_cpus,
-            'ram_pages': domain.max_mb * 256,
-            'qemu_pid': domain.qemu_pid,
-            'ksm_merging_pages': ksm_collector.process_merging_pages(
+        entry = report_format.guest_entry(
+            domain.uuid, domain.name, domain.max_mb, domain.actual_mb,
+            base_mb=(domain.flavor_mb if domain.flavor_mb
+                     and domain.flavor_mb < domain.max_mb else None),
+            vcpus=domain.vcpus, dedicated=self.pinning.dedicated(domain),
+            cpus=domain.vcpu_cpus, ram_pages=domain.max_mb * 256,
+            policy_state=recorded.get('policy_state'),
+            host_cache=self._host_cache(domain),
+            domain_name=domain.domain_name,
+            emulator_cpus=domain.emulator_cpus, qemu_pid=domain.qemu_pid,
+            ksm_merging_pages=ksm_collector.process_merging_pages(
                 domain.qemu_pid, self.root),
-            'balloon': domain.balloon, 'disks': domain.disks,
-            'policy_state': recorded.get('policy_state') or {},
-            'host_cache': self._host_cache(domain),
-            'agent': guest_agent.OK, 'error': None,
-        }
+            balloon=domain.balloon, disks=domain.disks)
         try:
             sample = guest_agent.collect(domain.dom, opts.guest_agent_timeout,
                                          opts.guest_file_max_bytes,
@@ -238,20 +233,14 @@ class AgentManager:
             self.io_history.keep_only(domains)
             self.problems.keep_only(list(domains) + ['host:sharing'])
             meminfo = host_collector.meminfo_kb(self.root)
-            report = {
-                'version': report_format.VERSION, 'host': self.opts.host,
-                'timestamp': self.clock(),
-                'memory': {
-                    'total_mb': meminfo['MemTotal'] // 1024,
-                    'available_mb': meminfo.get('MemAvailable', 0) // 1024,
-                    'reserved_mb': self.opts.reserved_host_memory_mb},
-                'ksm': ksm_collector.host_counters(self.root),
-                'topology': {'llc': self.llc_domains,
-                             'shared_cpus': self.shared_cpus,
-                             'dedicated_cpus': self.dedicated_cpus},
-                'sharing': pairs, 'guests': guests,
-                'enabled': self.opts.enabled,
-            }
+            report = report_format.host_report(
+                self.opts.host, self.clock(), meminfo['MemTotal'] // 1024,
+                self.opts.reserved_host_memory_mb, guests,
+                available_mb=meminfo.get('MemAvailable', 0) // 1024,
+                ksm=ksm_collector.host_counters(self.root),
+                llc=self.llc_domains, shared_cpus=self.shared_cpus,
+                dedicated_cpus=self.dedicated_cpus, sharing=pairs,
+                enabled=self.opts.enabled)
             view = report_format.parse_host(report)
             account = accounting.account(
                 view, self.cfg, {g['uuid']: g['ksm_merging_pages'] or 0

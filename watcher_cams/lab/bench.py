@@ -12,6 +12,7 @@ import time
 
 from watcher_cams.lab import example
 from watcher_cams.lab import runner
+from watcher_cams.policy import report as report_format
 
 TARGET_S = 2.0
 RUNS = (
@@ -45,32 +46,25 @@ def synthetic_report(index, instances, rng):
                  'workingset_activate_file':
                      before['workingset_activate_file']
                      + int(refault * rng.random() * 60)}
-        guests.append({
-            'uuid': uuid, 'name': 'vm-%d-%d' % (index, j),
-            'max_mb': max_mb, 'actual_mb': actual,
-            'base_mb': max(256, actual - 256), 'vcpus': rng.choice((1, 2)),
-            'dedicated': False, 'cpus': [[0, 1, 2, 3, 4, 5, 6, 7]],
-            'ram_pages': actual * 256, 'agent': 'ok', 'policy_state': {},
-            'sample': example.sample_dict(1060.0, actual, used, active,
-                                          after),
-            'previous': example.sample_dict(1000.0, actual, used, active,
-                                            before)})
+        guests.append(report_format.guest_entry(
+            uuid, 'vm-%d-%d' % (index, j), max_mb, actual,
+            base_mb=max(256, actual - 256), vcpus=rng.choice((1, 2)),
+            cpus=[list(range(8))],
+            sample=example.sample_dict(1060.0, actual, used, active, after),
+            previous=example.sample_dict(1000.0, actual, used, active,
+                                         before)))
     sharing = [{'a': guests[a]['uuid'], 'b': guests[b]['uuid'],
                 'pages': rng.randrange(0, 200000)}
                for a in range(instances) for b in range(a + 1, instances)
                if rng.random() < 0.3]
     total = sum(g['actual_mb'] for g in guests)
-    return {'version': 1, 'host': host, 'timestamp': 1060.0,
-            'memory': {'total_mb': int(total * 1.05), 'reserved_mb': 1024},
-            'ksm': {'pages_shared': 1000, 'pages_sharing': 2048 * 256,
-                    'pages_unshared': 0, 'pages_volatile': 0,
-                    'page_size': 4096, 'run': 1},
-            'topology': {'llc': [{'name': 'L3-0', 'socket': 0,
-                                  'cpus': [0, 1, 2, 3]},
-                                 {'name': 'L3-1', 'socket': 1,
-                                  'cpus': [4, 5, 6, 7]}],
-                         'shared_cpus': list(range(8))},
-            'sharing': sharing, 'guests': guests}
+    return report_format.host_report(
+        host, 1060.0, int(total * 1.05), 1024, guests,
+        ksm=report_format.ksm_counters(pages_shared=1000,
+                                       pages_sharing=2048 * 256),
+        llc=({'name': 'L3-0', 'socket': 0, 'cpus': [0, 1, 2, 3]},
+             {'name': 'L3-1', 'socket': 1, 'cpus': [4, 5, 6, 7]}),
+        shared_cpus=range(8), sharing=sharing)
 
 
 def run(nodes=500, instances=20, seed=1, out=print):

@@ -11,8 +11,8 @@ exactly the report format of the agent (:mod:`watcher_cams.policy.report`).
 
 import dataclasses
 
-from watcher_cams.lab.sim import host
 from watcher_cams.policy import model
+from watcher_cams.policy import report as report_format
 
 PAGE_KB = model.PAGE_KB
 MB = 1024  # KiB per MiB
@@ -60,10 +60,10 @@ class Guest:
 def sample_dict(timestamp, size_mb, used_mb, active_mb, counters):
     """One guest sample in the report format, page cache filling the rest."""
     cache = size_mb - used_mb
-    return host.guest_sample(timestamp, size_mb * MB, used_mb * MB,
-                             cache * MB, active_mb * MB,
-                             (cache - active_mb) * MB, used_mb * MB,
-                             counters)
+    return report_format.sample(timestamp, size_mb * MB, used_mb * MB,
+                                cache * MB, active_mb * MB,
+                                (cache - active_mb) * MB, used_mb * MB,
+                                counters)
 
 
 class PaperExample:
@@ -124,24 +124,12 @@ class PaperExample:
 
     def report(self):
         """The agent's report for this host now."""
-        return {
-            'version': 1, 'host': self.host, 'timestamp': self.now,
-            'memory': {'total_mb': self.host_mb, 'reserved_mb': 512},
-            'ksm': {'pages_shared': 0, 'pages_sharing': 0,
-                    'pages_unshared': 0, 'pages_volatile': 0,
-                    'page_size': 4096, 'run': 1},
-            'topology': {'llc': [{'name': 'L3-0', 'socket': 0,
-                                  'cpus': [0, 1]}],
-                         'shared_cpus': [0, 1]},
-            'sharing': [],
-            'guests': [{
-                'uuid': g.uuid, 'name': g.name, 'max_mb': g.max_mb,
-                'actual_mb': g.actual_mb, 'vcpus': 1, 'dedicated': False,
-                'cpus': [[0, 1]], 'ram_pages': g.actual_mb * 256,
-                'agent': 'ok', 'policy_state': {},
-                'sample': self._sample(g),
-                'previous': self.previous[g.uuid]} for g in self.guests],
-        }
+        return report_format.host_report(
+            self.host, self.now, self.host_mb, 512,
+            [report_format.guest_entry(
+                g.uuid, g.name, g.max_mb, g.actual_mb,
+                sample=self._sample(g), previous=self.previous[g.uuid])
+             for g in self.guests])
 
     def apply(self, targets):
         """Set balloon targets ({uuid: MiB}) and run one more interval."""

@@ -274,6 +274,96 @@ def parse_host(data, only=None):
         sharing=sharing)
 
 
+# -- building reports -------------------------------------------------------
+# The agent, the simulator, the paper's example and the benchmark all build
+# their reports here, beside the parser: a new field is one change in a
+# builder and one in its parser.
+
+ONE_LLC = ({'name': 'L3-0', 'socket': 0, 'cpus': [0, 1]},)
+
+
+def sample(timestamp, total_kb, used_kb, cached_kb, active_kb, inactive_kb,
+           committed_kb, vmstat, psi_some=0.0):
+    """One guest sample (SAMPLE above), as the guest-agent collector reads it.
+
+    MemAvailable is what the guest does not use; the lab's guests have no
+    other reclaimable memory than their page cache.
+    """
+    return {
+        'timestamp': timestamp,
+        'meminfo': {
+            'MemTotal': int(total_kb),
+            'MemAvailable': int(max(0, total_kb - used_kb)),
+            'Cached': int(cached_kb),
+            'Active(file)': int(active_kb),
+            'Inactive(file)': int(inactive_kb),
+            'Committed_AS': int(committed_kb),
+        },
+        'vmstat': dict(vmstat),
+        'psi': {'some_avg10': round(psi_some, 2),
+                'full_avg10': round(psi_some / 2, 2),
+                'some_total': 0},
+    }
+
+
+def ksm_counters(pages_shared=0, pages_sharing=0, pages_unshared=0,
+                 pages_volatile=0, page_size=4096, run=1):
+    """The host's KSM counters (the ``ksm`` part)."""
+    return {'pages_shared': pages_shared, 'pages_sharing': pages_sharing,
+            'pages_unshared': pages_unshared,
+            'pages_volatile': pages_volatile, 'page_size': page_size,
+            'run': run}
+
+
+def guest_entry(uuid, name, max_mb, actual_mb, *, sample=None,
+                previous=None, base_mb=None, vcpus=1, dedicated=False,
+                cpus=([0, 1],), ram_pages=None, policy_state=None,
+                agent='ok', error=None, host_cache=None, **host_facts):
+    """One guest of a report.
+
+    ``ram_pages`` defaults to the balloon size in 4 KiB pages; a guest
+    without a ``sample`` (its agent did not answer) carries ``agent`` and
+    ``error`` instead. ``host_facts`` are what the agent measured on the
+    host for operators (qemu_pid, disks, balloon, ...): passed through,
+    read by no policy.
+    """
+    entry = dict(
+        uuid=uuid, name=name, max_mb=max_mb, actual_mb=actual_mb,
+        base_mb=base_mb, vcpus=vcpus, dedicated=dedicated,
+        cpus=[list(c) for c in cpus],
+        ram_pages=actual_mb * 256 if ram_pages is None else ram_pages,
+        policy_state=dict(policy_state or {}), host_cache=host_cache,
+        agent=agent, error=error, **host_facts)
+    if sample is not None:
+        entry.update(sample=sample, previous=previous)
+    return entry
+
+
+def host_report(host, timestamp, total_mb, reserved_mb, guests, *,
+                ksm=None, llc=ONE_LLC, shared_cpus=(0, 1), sharing=(),
+                available_mb=None, dedicated_cpus=None, enabled=None):
+    """A version-1 report of ``host`` with its ``guests`` (guest_entry).
+
+    ``ksm`` defaults to KSM running with nothing merged. ``available_mb``,
+    ``dedicated_cpus`` and ``enabled`` are the agent's, for operators and
+    the overview; a report without them is still whole.
+    """
+    report = {
+        'version': VERSION, 'host': host, 'timestamp': timestamp,
+        'memory': {'total_mb': total_mb, 'reserved_mb': reserved_mb},
+        'ksm': ksm_counters() if ksm is None else ksm,
+        'topology': {'llc': [dict(d, cpus=list(d['cpus'])) for d in llc],
+                     'shared_cpus': list(shared_cpus)},
+        'sharing': list(sharing), 'guests': list(guests)}
+    if available_mb is not None:
+        report['memory']['available_mb'] = available_mb
+    if dedicated_cpus is not None:
+        report['topology']['dedicated_cpus'] = dedicated_cpus
+    if enabled is not None:
+        report['enabled'] = enabled
+    return report
+
+
 class SampleHistory:
     """Recent samples per guest, to compute rates over a useful interval.
 

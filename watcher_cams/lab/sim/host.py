@@ -43,26 +43,6 @@ class Traffic:
         return 1.0 - self.disk_kb / self.app_kb if self.app_kb else 0.0
 
 
-def guest_sample(timestamp, total_kb, used_kb, cached_kb, active_kb,
-                 inactive_kb, committed_kb, vmstat, psi_some=0.0):
-    """One guest sample, as the agent's guest-agent collector returns it."""
-    return {
-        'timestamp': timestamp,
-        'meminfo': {
-            'MemTotal': int(total_kb),
-            'MemAvailable': int(max(0, total_kb - used_kb)),
-            'Cached': int(cached_kb),
-            'Active(file)': int(active_kb),
-            'Inactive(file)': int(inactive_kb),
-            'Committed_AS': int(committed_kb),
-        },
-        'vmstat': dict(vmstat),
-        'psi': {'some_avg10': round(psi_some, 2),
-                'full_avg10': round(psi_some / 2, 2),
-                'some_total': 0},
-    }
-
-
 class SimGuest:
     """One guest: balloon size, committed memory, page cache, workload."""
 
@@ -145,11 +125,10 @@ class SimGuest:
         active = len(getattr(c, 'active', ())) * self.block_kb
         inactive = len(c) * self.block_kb - active
         slack = min(self.free_slack_kb, inactive)
-        return guest_sample(now, self.size_mb * KB, self.used_mb * KB,
-                            len(c) * self.block_kb - slack, active,
-                            inactive - slack,
-                            self.committed_mb * KB, self.vmstat(),
-                            self.psi_some)
+        return report_format.sample(
+            now, self.size_mb * KB, self.used_mb * KB,
+            len(c) * self.block_kb - slack, active, inactive - slack,
+            self.committed_mb * KB, self.vmstat(), self.psi_some)
 
 
 class KsmModel:
@@ -266,29 +245,15 @@ class SimHost:
         guests = []
         for g in self.guests:
             sample = g.sample(self.now)
-            previous = self.history.add(g.uuid, sample)
-            entry = {
-                'uuid': g.uuid, 'name': g.name, 'max_mb': g.max_mb,
-                'actual_mb': g.size_mb, 'vcpus': 1, 'dedicated': False,
-                'cpus': [[0, 1]], 'ram_pages': g.size_mb * 256,
-                'agent': 'ok', 'policy_state': dict(g.policy_state),
-                'sample': sample, 'previous': previous}
-            if g.base_mb is not None:
-                entry['base_mb'] = g.base_mb
-            guests.append(entry)
-        return {
-            'version': 1, 'host': self.name, 'timestamp': self.now,
-            'memory': {'total_mb': self.ram_mb,
-                       'reserved_mb': self.reserved_mb},
-            'ksm': {'pages_shared': saved_pages // 2 if saved_pages else 0,
-                    'pages_sharing': saved_pages, 'pages_unshared': 0,
-                    'pages_volatile': 0, 'page_size': 4096, 'run': 1},
-            'topology': {'llc': [{'name': 'L3-0', 'socket': 0,
-                                  'cpus': [0, 1]}],
-                         'shared_cpus': [0, 1]},
-            'sharing': [],
-            'guests': guests,
-        }
+            guests.append(report_format.guest_entry(
+                g.uuid, g.name, g.max_mb, g.size_mb, sample=sample,
+                previous=self.history.add(g.uuid, sample),
+                base_mb=g.base_mb, policy_state=g.policy_state))
+        return report_format.host_report(
+            self.name, self.now, self.ram_mb, self.reserved_mb, guests,
+            ksm=report_format.ksm_counters(
+                pages_shared=saved_pages // 2 if saved_pages else 0,
+                pages_sharing=saved_pages))
 
     def guest(self, uuid) -> Optional[SimGuest]:
         for g in self.guests:
