@@ -25,13 +25,11 @@ import contextlib
 import libvirt
 from oslo_log import log
 
-from watcher_cams.agent.controllers import balloon
-from watcher_cams.agent.controllers import pinning
-from watcher_cams.agent import state as state_store
+from watcher_cams import changes as state_store
 
 LOG = log.getLogger(__name__)
 
-KINDS = (balloon.KIND, pinning.KIND)
+KINDS = state_store.KINDS
 
 
 class AgentRecords:

@@ -5,28 +5,20 @@ compute node through oslo.messaging: topic ``[watcher_cams_agent] topic``,
 server = the compute host name. Watcher datasources are not pluggable and
 know none of these metrics, so this RPC is the metrics path too.
 
-API version history:
-
-* 1.0 - get_report, set_balloon, set_affinity, revert, get_state,
-  save_policy_state
-* 1.1 - set_balloon, set_affinity and revert take an optional change_id:
-  the agent records it with the change, and a revert naming it undoes that
-  change only (``not_applied`` if the agent never recorded it)
-* 1.2 - get_overview: the operators' view of the host (read only)
+The exchange and the API version history are in
+:mod:`watcher_cams.rpc_common`.
 """
 
 from oslo_config import cfg
 from oslo_log import log
 import oslo_messaging as messaging
 
+from watcher_cams import changes
 from watcher_cams import conf as cams_conf
+from watcher_cams import rpc_common
 
 LOG = log.getLogger(__name__)
 CONF = cams_conf.CONF
-
-BALLOON = 'balloon'
-AFFINITY = 'affinity'
-KINDS = (BALLOON, AFFINITY)
 
 
 REMOTE_SUFFIX = '_Remote'
@@ -70,19 +62,13 @@ class UsesAgent:
         self._agent = client
 
 
-# An explicit exchange: the processes that call the agents (Watcher's decision
-# engine and applier) set their own control_exchange ('watcher'), the agent
-# would serve on oslo.messaging's default; a topic alone never meets.
-EXCHANGE = 'watcher_cams'
-
-
 class AgentAPI:
-    VERSION = '1.2'
+    VERSION = rpc_common.VERSION
 
     def __init__(self, conf=None, transport=None):
         self._conf = conf or CONF
         self._transport = transport or messaging.get_rpc_transport(self._conf)
-        target = messaging.Target(exchange=EXCHANGE,
+        target = messaging.Target(exchange=rpc_common.EXCHANGE,
                                   topic=self._conf.watcher_cams_agent.topic,
                                   version=self.VERSION)
         self._client = messaging.get_rpc_client(self._transport, target)
@@ -167,8 +153,8 @@ class AgentAPI:
         With ``change_id``: before that change, if it is the newest; the
         answer is ``{'not_applied': change_id}`` if it was never recorded.
         """
-        if kind not in KINDS:
-            raise ValueError('kind must be one of %s' % (KINDS,))
+        if kind not in changes.KINDS:
+            raise ValueError('kind must be one of %s' % (changes.KINDS,))
         return self._call(host, 'revert',
                           self._conf.watcher_cams_agent.action_timeout,
                           instance=instance, kind=kind, change_id=change_id)

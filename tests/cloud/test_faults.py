@@ -17,7 +17,7 @@ import libvirt
 import testtools
 
 from tests.cloud import base
-from watcher_cams.agent import state as state_store
+from watcher_cams import changes as state_store
 
 aio = base.aio
 FLOOR_MB = 256

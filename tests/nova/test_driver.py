@@ -15,7 +15,7 @@ from oslo_utils.fixture import uuidsentinel as uuids
 from nova_driver_ext import driver as ext_driver
 from nova_driver_ext import inventory
 from tests.nova import base
-from watcher_cams.agent import state as state_store
+from watcher_cams import changes as state_store
 
 MIB_PAGES = 256  # 4 KiB pages per MiB
 
@@ -302,7 +302,7 @@ class TestAgentRecords(FakeLibvirtTestCase):
 
     def test_an_unwritable_state_does_not_fail_nova(self):
         self.useFixture(fixtures.MockPatch(
-            'watcher_cams.agent.state.StateStore.forget',
+            'watcher_cams.changes.StateStore.forget',
             side_effect=PermissionError('read-only state dir')))
         self.nova_does('post_live_migration')
         self.drvr.post_live_migration(None, self.inst, None)

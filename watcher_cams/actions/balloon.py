@@ -1,7 +1,7 @@
 """Action ``cams_balloon``: resize one instance's virtio balloon."""
 
 from watcher_cams.actions import base
-from watcher_cams import rpcapi
+from watcher_cams import changes
 
 
 class CamsBalloon(base.AgentAction):
@@ -13,7 +13,7 @@ class CamsBalloon(base.AgentAction):
     size the plan saw, kept for operators.
     """
 
-    KIND = rpcapi.BALLOON
+    KIND = changes.BALLOON
 
     @property
     def schema(self):

@@ -1,7 +1,7 @@
 """Action ``cams_pin_vcpus``: pin an instance's vCPUs to one LLC."""
 
 from watcher_cams.actions import base
-from watcher_cams import rpcapi
+from watcher_cams import changes
 
 
 class CamsPinVcpus(base.AgentAction):
@@ -11,7 +11,7 @@ class CamsPinVcpus(base.AgentAction):
     host's cpu_shared_set, and records the previous affinity for revert.
     """
 
-    KIND = rpcapi.AFFINITY
+    KIND = changes.AFFINITY
 
     @property
     def schema(self):

@@ -23,7 +23,7 @@ from watcher_cams.agent import controllers
 from watcher_cams.agent.controllers import balloon
 from watcher_cams.agent.controllers import pinning
 from watcher_cams.agent import overview
-from watcher_cams.agent import state as state_store
+from watcher_cams import changes as state_store
 from watcher_cams.conf import guards as guards_conf
 from watcher_cams.policy import host_cache
 from watcher_cams.policy import report as report_format

@@ -1,8 +1,7 @@
 """Server side of the agent RPC API (client: watcher_cams.rpcapi).
 
-Version 1.0: get_report, set_balloon, set_affinity, revert, get_state,
-save_policy_state. 1.1: set_balloon, set_affinity and revert take an
-optional change_id. 1.2: get_overview. Arguments are checked here before
+The exchange and the version history are in :mod:`watcher_cams.rpc_common`.
+Arguments are checked here before
 the manager sees them; refusals are expected exceptions (one log line, no
 traceback) and reach the client as rpcapi.AgentError with the exception's
 class name.
@@ -16,7 +15,8 @@ from oslo_messaging.rpc import dispatcher
 
 from watcher_cams.agent import controllers
 from watcher_cams.agent import manager as agent_manager
-from watcher_cams import rpcapi
+from watcher_cams import changes
+from watcher_cams import rpc_common
 
 LOG = log.getLogger(__name__)
 EXPECTED = (controllers.Refused, controllers.ChangeFailed,
@@ -51,7 +51,7 @@ def _change_id(value):
 
 
 class AgentEndpoint:
-    target = messaging.Target(version=rpcapi.AgentAPI.VERSION)
+    target = messaging.Target(version=rpc_common.VERSION)
 
     def __init__(self, manager):
         self.manager = manager
@@ -84,9 +84,9 @@ class AgentEndpoint:
 
     @_logged
     def revert(self, ctxt, instance, kind, change_id=None):
-        if kind not in rpcapi.KINDS:
+        if kind not in changes.KINDS:
             raise controllers.Refused('kind must be one of %s'
-                                      % (rpcapi.KINDS,))
+                                      % (changes.KINDS,))
         return self.manager.revert(_instance(instance), kind,
                                    _change_id(change_id))
 
@@ -102,7 +102,7 @@ class AgentEndpoint:
 def get_server(conf, manager, transport=None):
     """An oslo.messaging RPC server for ``manager`` (not started)."""
     transport = transport or messaging.get_rpc_transport(conf)
-    target = messaging.Target(exchange=rpcapi.EXCHANGE,
+    target = messaging.Target(exchange=rpc_common.EXCHANGE,
                               topic=conf.watcher_cams_agent.topic,
                               server=conf.watcher_cams_compute.host)
     return messaging.get_rpc_server(

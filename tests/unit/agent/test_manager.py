@@ -13,7 +13,7 @@ from watcher_cams import accounting
 from watcher_cams.agent import controllers
 from watcher_cams.agent.controllers import pinning
 from watcher_cams.agent import manager as agent_manager
-from watcher_cams.agent import state as state_store
+from watcher_cams import changes as state_store
 from watcher_cams import conf as cams_conf
 from watcher_cams.conf import guards as guards_conf
 from watcher_cams.policy import model

@@ -11,6 +11,7 @@ from watcher.tests.unit import base
 
 from watcher_cams import conf as cams_conf
 from watcher_cams.conf import agent_rpc
+from watcher_cams import rpc_common
 from watcher_cams import rpcapi
 
 
@@ -59,7 +60,7 @@ class TestAgentAPI(base.TestCase):
                                                      url='fake:/')
         self.endpoint = Endpoint()
         # The agent's target (watcher_cams.agent.rpc): its own exchange.
-        target = messaging.Target(exchange=rpcapi.EXCHANGE,
+        target = messaging.Target(exchange=rpc_common.EXCHANGE,
                                   topic='watcher-cams-agent', server='cmp-a')
         self.server = messaging.get_rpc_server(self.transport, target,
                                                [self.endpoint])
@@ -70,7 +71,7 @@ class TestAgentAPI(base.TestCase):
 
     def serve(self, host, endpoint):
         """Another agent, on ``host``, answering with ``endpoint``."""
-        target = messaging.Target(exchange=rpcapi.EXCHANGE,
+        target = messaging.Target(exchange=rpc_common.EXCHANGE,
                                   topic='watcher-cams-agent', server=host)
         server = messaging.get_rpc_server(self.transport, target, [endpoint])
         server.start()

@@ -13,10 +13,11 @@ import libvirt
 from oslo_log import log
 
 from watcher_cams.agent import controllers
+from watcher_cams import changes
 from watcher_cams.policy import guards
 
 LOG = log.getLogger(__name__)
-KIND = 'balloon'
+KIND = changes.BALLOON
 
 
 class BalloonController:

@@ -11,9 +11,10 @@ import libvirt
 from oslo_log import log
 
 from watcher_cams.agent import controllers
+from watcher_cams import changes
 
 LOG = log.getLogger(__name__)
-KIND = 'affinity'
+KIND = changes.AFFINITY
 
 
 def is_dedicated(domain, dedicated_cpus, recorded=False):

@@ -1,4 +1,11 @@
-"""The agent's persisted state: what it changed, and what was there before.
+"""What the agent changes, and its record of each change.
+
+The kinds of change (``BALLOON``, ``AFFINITY``) are the keys of the record
+and the ``kind`` a revert names over RPC. The agent, the RPC client and the
+Nova driver extension all use this module, which imports none of them.
+
+The record is the agent's persisted state: what it changed, and what was
+there before.
 
 One JSON file per host, replaced atomically (write a temporary file, fsync,
 rename, fsync the directory), so a crash leaves the old or the new state,
@@ -34,6 +41,10 @@ import threading
 from oslo_log import log
 
 LOG = log.getLogger(__name__)
+
+BALLOON = 'balloon'
+AFFINITY = 'affinity'
+KINDS = (BALLOON, AFFINITY)
 
 FORMAT = 1
 FILENAME = 'agent-state.json'

@@ -1,0 +1,22 @@
+"""What the agent's RPC server and its client agree on.
+
+Neither side imports the other: the server (:mod:`watcher_cams.agent.rpc`)
+and the client (:mod:`watcher_cams.rpcapi`) both take the exchange and the
+API version from here.
+
+API version history:
+
+* 1.0 - get_report, set_balloon, set_affinity, revert, get_state,
+  save_policy_state
+* 1.1 - set_balloon, set_affinity and revert take an optional change_id:
+  the agent records it with the change, and a revert naming it undoes that
+  change only (``not_applied`` if the agent never recorded it)
+* 1.2 - get_overview: the operators' view of the host (read only)
+"""
+
+VERSION = '1.2'
+
+# An explicit exchange: the processes that call the agents (Watcher's decision
+# engine and applier) set their own control_exchange ('watcher'), the agent
+# would serve on oslo.messaging's default; a topic alone never meets.
+EXCHANGE = 'watcher_cams'
