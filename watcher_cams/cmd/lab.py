@@ -14,6 +14,7 @@ the example's feedback model and prints memory and disk reads per cycle.
 
 import argparse
 import functools
+import importlib
 import os
 import sys
 import time
@@ -144,6 +145,7 @@ def _experiment(args):
 
 
 def _guests(parser, args):
+    _quiet_import('lab.real_guests')
     from watcher_cams.lab import real_guests
     out = functools.partial(print, flush=True)
     try:
@@ -156,6 +158,7 @@ def _guests(parser, args):
 
 
 def _cloud(parser, args):
+    _quiet_import('lab.real_guests')
     from watcher_cams.lab import cloud
     from watcher_cams.lab import cloud_api
     from watcher_cams.lab import real_guests
@@ -180,6 +183,7 @@ def _cloud(parser, args):
 def _double_caching(parser, args):
     import dataclasses
 
+    _quiet_import('lab.double_caching')
     from watcher_cams.lab import double_caching
     from watcher_cams.lab import real_guests
     out = functools.partial(print, flush=True)
@@ -233,21 +237,70 @@ def _experiment_arguments(sub, default_out):
                      help='flavor memory of each guest (default 1280)')
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(
-        prog='watcher-cams-lab',
-        description='Run watcher-cams strategies on built-in scenarios.')
-    sub = parser.add_subparsers(dest='command')
+def _quiet_import(module):
+    """Import ``watcher_cams.<module>``, dropping its import's warnings.
+
+    Watcher's dependencies warn about eventlet and cgi on import, noise in
+    a lab run. watcher.common.clients replaces the warning filters when
+    imported, so the import's warnings are recorded and dropped instead.
+    The real-guest labs import the agent, which selects oslo.service's
+    threading backend: it must come before Watcher (watcher_cams.agent).
+    """
+    with warnings.catch_warnings(record=True):
+        importlib.import_module('watcher_cams.' + module)
+    warnings.simplefilter('ignore')
+
+
+def _example(parser, args):
+    if args.cycles < 0:
+        parser.error('--cycles must be >= 0')
+    _quiet_import('strategies.base')
+    _example_plans(sys.stdout)
+    _example_cycles(sys.stdout, args.cycles)
+    return 0
+
+
+def _bench_plan(parser, args):
+    if args.nodes < 1 or args.instances < 1:
+        parser.error('--nodes and --instances must be >= 1')
+    _quiet_import('strategies.base')
+    from watcher_cams.lab import bench
+    worst = bench.run(args.nodes, args.instances, args.seed,
+                      out=lambda line: print(line, flush=True))
+    return 0 if worst <= bench.TARGET_S else 1
+
+
+def _bench_agent(parser, args):
+    if args.guests < 2 or args.cycles < 1 or args.memory_mb < 128:
+        parser.error('need --guests >= 2, --cycles >= 1 and '
+                     '--memory-mb >= 128')
+    from watcher_cams.lab import bench_agent
+    bench_agent.run(args.guests, args.cycles, args.memory_mb,
+                    args.image_dir, dtype=args.domain_type,
+                    out=lambda line: print(line, flush=True),
+                    ksm_wait=args.ksm_wait)
+    return 0
+
+
+def _add_example(sub):
     ex = sub.add_parser('example', help='run every strategy once on the '
                         'CAMS paper example and print the plans')
     ex.add_argument('--cycles', type=int, default=8,
                     help='audit cycles to run in the cycle table')
+    ex.set_defaults(func=_example)
+
+
+def _add_bench_plan(sub):
     bench = sub.add_parser('bench-plan', help='time planning for a large '
                            'cloud (no RPC) and print the figures')
     bench.add_argument('--nodes', type=int, default=500)
     bench.add_argument('--instances', type=int, default=20,
                        help='instances per node')
     bench.add_argument('--seed', type=int, default=1)
+    bench.set_defaults(func=_bench_plan)
+
+
+def _add_simulate(sub):
     sim = sub.add_parser('simulate', help='run built-in or user scenarios '
                          'in the simulator; tables, results.json, PNG plots')
     which = sim.add_mutually_exclusive_group()
@@ -258,6 +311,10 @@ def main(argv=None):
     which.add_argument('--scenario-file', help='a scenario in YAML or JSON')
     sim.add_argument('--out', default='lab-results',
                      help='directory for results.json and the plots')
+    sim.set_defaults(func=_simulate)
+
+
+def _add_guests(sub):
     real = sub.add_parser(
         'guests', help='the lab on real guests: readers in booted guests, '
         'audit cycles of the real strategy, agent and actions, against '
@@ -267,6 +324,10 @@ def main(argv=None):
                       help='output of tools/guest-image.sh --lab-data MB')
     real.add_argument('--domain-type', choices=('qemu', 'kvm'),
                       help='libvirt domain type (default qemu: TCG)')
+    real.set_defaults(func=_guests)
+
+
+def _add_cloud(sub):
     on_cloud = sub.add_parser(
         'cloud', help='the real-guest lab through OpenStack: Nova servers '
         'on one compute node, each strategy a continuous Watcher audit '
@@ -283,6 +344,10 @@ def main(argv=None):
     on_cloud.add_argument('--image', default='cams-tiny',
                           help='Glance image with the lab\'s reader and '
                                'the guest agent (default cams-tiny)')
+    on_cloud.set_defaults(func=_cloud)
+
+
+def _add_double_caching(sub):
     dc = sub.add_parser(
         'double-caching', help='the LFU Cache FS experiment on a real '
         'guest: random reads through a writeback disk over a capped host '
@@ -309,6 +374,10 @@ def main(argv=None):
         dc.add_argument('--' + name, type=int, help=what)
     dc.add_argument('--domain-type', choices=('qemu', 'kvm'),
                     help='libvirt domain type (default qemu: TCG)')
+    dc.set_defaults(func=_double_caching)
+
+
+def _add_bench_agent(sub):
     agent = sub.add_parser('bench-agent', help='time the agent\'s '
                            'collection on real guests (root, libvirt and '
                            'tools/host-setup.sh needed)')
@@ -322,54 +391,23 @@ def main(argv=None):
     agent.add_argument('--ksm-wait', type=int, default=20,
                        help='seconds of fast KSM scanning before measuring '
                             '(0: leave KSM as it is); settings are restored')
+    agent.set_defaults(func=_bench_agent)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog='watcher-cams-lab',
+        description='Run watcher-cams strategies on built-in scenarios.')
+    sub = parser.add_subparsers(dest='command')
+    for add in (_add_example, _add_bench_plan, _add_simulate, _add_guests,
+                _add_cloud, _add_double_caching, _add_bench_agent):
+        add(sub)
     args = parser.parse_args(argv)
     started = time.monotonic()
-    if args.command == 'bench-agent':
-        if args.guests < 2 or args.cycles < 1 or args.memory_mb < 128:
-            parser.error('need --guests >= 2, --cycles >= 1 and '
-                         '--memory-mb >= 128')
-        from watcher_cams.lab import bench_agent
-        bench_agent.run(args.guests, args.cycles, args.memory_mb,
-                        args.image_dir, dtype=args.domain_type,
-                        out=lambda line: print(line, flush=True),
-                        ksm_wait=args.ksm_wait)
-        return 0
     if args.command is None:
         args = parser.parse_args(['simulate'] + list(argv or []))
     args.started = started
-    if args.command == 'simulate':
-        return _simulate(parser, args)
-    if args.command == 'double-caching':
-        with warnings.catch_warnings(record=True):
-            from watcher_cams.lab import double_caching  # noqa: F401
-        warnings.simplefilter('ignore')
-        return _double_caching(parser, args)
-    if args.command in ('guests', 'cloud'):
-        # Before Watcher: the agent selects oslo.service's threading
-        # backend, which must come first (watcher_cams.agent).
-        with warnings.catch_warnings(record=True):
-            from watcher_cams.lab import real_guests  # noqa: F401
-        warnings.simplefilter('ignore')
-        return (_guests if args.command == 'guests' else _cloud)(
-            parser, args)
-    # Watcher's dependencies warn about eventlet and cgi on import, noise in
-    # a lab run. watcher.common.clients replaces the warning filters when
-    # imported, so the import's warnings are recorded and dropped instead.
-    with warnings.catch_warnings(record=True):
-        from watcher_cams.strategies import base  # noqa: F401
-    warnings.simplefilter('ignore')
-    if args.command == 'bench-plan':
-        if args.nodes < 1 or args.instances < 1:
-            parser.error('--nodes and --instances must be >= 1')
-        from watcher_cams.lab import bench
-        worst = bench.run(args.nodes, args.instances, args.seed,
-                          out=lambda line: print(line, flush=True))
-        return 0 if worst <= bench.TARGET_S else 1
-    if args.cycles < 0:
-        parser.error('--cycles must be >= 0')
-    _example_plans(sys.stdout)
-    _example_cycles(sys.stdout, args.cycles)
-    return 0
+    return args.func(parser, args)
 
 
 if __name__ == '__main__':
