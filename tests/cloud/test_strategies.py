@@ -15,6 +15,7 @@ import re
 import testtools
 
 from tests.cloud import base
+from watcher_cams.lab import ksm_tuning
 
 SERVERS = ('cams-strategy-1', 'cams-strategy-2')
 FLAVOR_MB = 512
@@ -55,7 +56,7 @@ class TestStrategiesOnTheCloud(testtools.TestCase):
 
     def test_margin_then_ksm_then_pinning(self):
         self.assertEqual({n: FLAVOR_MB for n in SERVERS}, self._sizes())
-        self.enterContext(base.aio.fast_ksm())
+        self.enterContext(ksm_tuning.fast())
 
         _, actions = self._audit('memory_cache_efficiency', 'margin_balloon')
         self.assertTrue(actions)

@@ -8,38 +8,14 @@ from tests.functional import env
 from watcher_cams.agent.collectors import domains
 from watcher_cams.agent.collectors import sharing
 from watcher_cams.lab import guests as lab_guests
-
-KSM = '/sys/kernel/mm/ksm'
-FAST = {'pages_to_scan': '20000', 'sleep_millisecs': '10'}
-
-
-def _write(name, value):
-    with open(os.path.join(KSM, name), 'w') as f:
-        f.write(value)
-
-
-def _read(name):
-    with open(os.path.join(KSM, name)) as f:
-        return f.read().strip()
+from watcher_cams.lab import ksm_tuning
 
 
 class TestKsmSharing(base.AgentTestCase):
 
     def setUp(self):
         super().setUp()
-        saved = {name: _read(name) for name in list(FAST) + ['run']}
-        self.addCleanup(self._restore, saved)
-        for name, value in FAST.items():
-            _write(name, value)
-        _write('run', '1')
-
-    @staticmethod
-    def _restore(saved):
-        if saved['run'] == '0':
-            # KSM was off: unmerge what this test merged, then stop.
-            _write('run', '2')
-        for name, value in saved.items():
-            _write(name, value)
+        self.enterContext(ksm_tuning.fast())
 
     def test_identical_guests_share_pages_pairwise(self):
         # Both guests' disks are overlays of one image: reading the data

@@ -24,7 +24,6 @@ service runs in the background with a pid file under the state directory
 rests on are in ../shared/aio-notes.md of the project's workspace.
 """
 
-import contextlib
 import json
 import os
 import secrets
@@ -41,6 +40,7 @@ TOP = os.path.dirname(os.path.dirname(os.path.dirname(
 sys.path.insert(0, TOP)
 
 from watcher_cams import deploy  # noqa: E402
+from watcher_cams.lab import ksm_tuning  # noqa: E402
 
 AIO = os.path.abspath(os.environ.get('CAMS_AIO_DIR',
                                      os.path.join(TOP, '.cache', 'aio')))
@@ -70,10 +70,6 @@ DATABASES = ('keystone', 'placement', 'glance', 'neutron', 'nova_api',
 # Two compute nodes; names must not contain each other (Watcher matches
 # node names by substring).
 COMPUTES = (('cmp-a', 16610, True), ('cmp-b', 16611, False))
-KSM = '/sys/kernel/mm/ksm'
-# Merging within seconds (lab-notes.md): two tiny guests' identical pages.
-FAST_KSM = (('pages_to_scan', '20000'), ('sleep_millisecs', '10'),
-            ('run', '1'))
 TEMPEST = os.path.join(AIO, 'tempest')
 HORIZON = 'http://127.0.0.1:8080'
 HORIZON_STATIC = os.path.join(AIO, 'horizon-static')
@@ -757,31 +753,6 @@ def down(quiet=False):
     return 0
 
 
-def ksm(name, value=None):
-    """Read or write one of the host's KSM settings or counters."""
-    path = os.path.join(KSM, name)
-    if value is None:
-        with open(path) as f:
-            return f.read().strip()
-    with open(path, 'w') as f:
-        f.write(value)
-
-
-@contextlib.contextmanager
-def fast_ksm():
-    """KSM merging fast inside; after, as before (unmerged if it was off)."""
-    saved = [(name, ksm(name)) for name, _ in FAST_KSM]
-    try:
-        for name, value in FAST_KSM:
-            ksm(name, value)
-        yield
-    finally:
-        if dict(saved)['run'] == '0':
-            ksm('run', '2')
-        for name, value in saved:
-            ksm(name, value)
-
-
 def tempest_conf():
     """tempest.conf for the cloud: admin, no networks, the plugin's node."""
     env = admin_env()
@@ -818,7 +789,7 @@ def tempest(regex='watcher_cams_tempest_plugin'):
         'cams-aio-%d' % os.getpid(), TEMPEST)
     deploy.write(os.path.join(TEMPEST, 'etc', 'tempest.conf'),
                  tempest_conf())
-    with fast_ksm():
+    with ksm_tuning.fast():
         return subprocess.run(
             [os.path.join(BIN, 'tempest'), 'run', '--serial', '--regex',
              regex], cwd=TEMPEST,

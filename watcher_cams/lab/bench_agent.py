@@ -13,6 +13,7 @@ import statistics
 import tempfile
 import time
 
+from watcher_cams.lab import ksm_tuning
 from watcher_cams.lab import tables
 
 PREFIX = 'cams-bench-'
@@ -37,29 +38,6 @@ def _boot(conn, image, count, memory_mb, dtype, out):
     return doms
 
 
-class FastKsm:
-    """Run KSM with fast scanning for the benchmark, then restore it."""
-
-    SETTINGS = (('pages_to_scan', '20000'), ('sleep_millisecs', '10'),
-                ('run', '1'))
-    DIR = '/sys/kernel/mm/ksm'
-
-    def __enter__(self):
-        self.saved = []
-        for name, value in self.SETTINGS:
-            path = os.path.join(self.DIR, name)
-            with open(path) as f:
-                self.saved.append((path, f.read().strip()))
-            with open(path, 'w') as f:
-                f.write(value)
-        return self
-
-    def __exit__(self, *exc):
-        for path, value in reversed(self.saved):
-            with open(path, 'w') as f:
-                f.write(value)
-
-
 def run(guests=4, cycles=5, memory_mb=512, image_dir=None,
         uri='qemu:///system', dtype='qemu', out=print, ksm_wait=0):
     import libvirt
@@ -73,7 +51,7 @@ def run(guests=4, cycles=5, memory_mb=512, image_dir=None,
     try:
         _boot(conn, image, guests, memory_mb, dtype, out)
         if ksm_wait:
-            with FastKsm():
+            with ksm_tuning.fast():
                 out('KSM on (fast scan) for %d s' % ksm_wait)
                 time.sleep(ksm_wait)
                 return _measure(uri, cycles, out)
