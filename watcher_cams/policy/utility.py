@@ -281,83 +281,142 @@ def value_curve(guest, cfg, params=UtilityParams()):
     r = model.rates(guest)
     if r is None or not guest.has_data:
         return None
-    s = guest.sample
+    disk, refault, activate = _read_rates_mb_s(r)
+    segments = _refault_segments(guest.sample, refault, activate, params)
+    filling, free_mb = _filling(guest, refault, cfg)
+    donate = _donatable_mb(guest, cfg, params, disk, filling, free_mb)
+    last_resize = _last_resize(guest)
+    resized = _resized(guest, last_resize, params)
+    seen = remembered(guest, params)
+    if not filling and not resized:
+        seen, segments = _measured(guest, r, segments, seen, disk, params)
+    return ValueCurve(
+        segments=segments, loss_density=segments[0][1],
+        donate_mb=max(0, int(donate)), resized=resized, filling=filling,
+        size_mb=guest.actual_mb, seen=seen,
+        fill_density=(_fill_density(guest, r, params) if filling
+                      else None),
+        last_resize=last_resize)
+
+
+def _read_rates_mb_s(r):
+    """(disk reads, refaults, activations) in MiB/s, refaults capped.
+
+    A guest cannot save more reads than it does: when its counters say
+    otherwise they disagree or lie, and the refault figures are scaled
+    down to the disk's.
+    """
     disk = r.pgpgin_kb_s / model.KB_PER_MB
     refault = r.refault_s * MB_PER_PAGE
     activate = min(r.activate_s * MB_PER_PAGE, refault)
     if refault > disk:
-        # Cannot save more reads than it does: counters disagree or lie.
         scale = disk / refault if refault > 0 else 0.0
         refault, activate = refault * scale, activate * scale
+    return disk, refault, activate
+
+
+def _refault_segments(s, refault, activate, params):
+    """The refault model: the active list, then the rest of the file LRU.
+
+    Activations price the active list, the other refaults the inactive
+    one; a curve that would rise (convex) becomes one flat segment.
+    """
     first = max(s.active_file_mb, params.min_segment_mb)
     second = max(s.file_lru_mb, params.min_segment_mb)
     s1 = activate / first
     s2 = (refault - activate) / second
     if s2 > s1:
-        segments = ((first + second, refault / (first + second)),)
-    else:
-        segments = ((first, s1), (second, s2))
+        return ((first + second, refault / (first + second)),)
+    return ((first, s1), (second, s2))
+
+
+def _filling(guest, refault, cfg):
+    """(whether the guest's cache is still filling, its free MiB).
+
+    A cache that grew over the window is still filling: what it evicts
+    now has not come back yet, so its refaults understate its value (and
+    the kernel keeps some free memory below its watermarks, so "free"
+    alone misses the last few hundred MiB).
+    """
+    s = guest.sample
+    free = s.mem_available_kb / model.KB_PER_MB - s.file_lru_mb
+    growth = s.file_lru_mb - guest.previous.file_lru_mb
+    grew = growth > GROWTH_MB or (growth > 0 and refault == 0)
+    return free > cfg.floor_margin_mb or grew, free
+
+
+def _donatable_mb(guest, cfg, params, disk, filling, free_mb):
+    """What the guest may give: above its floor and its active set.
+
+    While the cache fills, nothing was evicted, so the refault counters
+    say nothing about what the cache is worth: only the free memory may
+    go, less what the reads will fill soon. A guest stalled on memory
+    (PSI) gives nothing.
+    """
+    s = guest.sample
     protected = max(guards.floor_mb(guest, cfg),
                     s.used_mb + s.active_file_mb + cfg.floor_margin_mb)
     donate = guest.actual_mb - protected
-    free = s.mem_available_kb / model.KB_PER_MB - s.file_lru_mb
-    # A cache that grew over the window is still filling: what it evicts
-    # now has not come back yet, so its refaults understate its value (and
-    # the kernel keeps some free memory below its watermarks, so "free"
-    # alone misses the last few hundred MiB).
-    growth = s.file_lru_mb - guest.previous.file_lru_mb
-    grew = growth > GROWTH_MB or (growth > 0 and refault == 0)
-    filling = free > cfg.floor_margin_mb or grew
-    fill_density = None
     if filling:
-        # The cache has not filled yet: nothing was evicted, so the refault
-        # counters say nothing about what the cache is worth. Only the free
-        # memory may go, less what the reads will fill soon.
         fill_mb = disk * params.fill_horizon_s
-        donate = min(donate, free - cfg.floor_margin_mb - fill_mb)
-        fill_density = _fill_density(guest, r, params)
-    stalled = (s.psi_some_avg10 is not None
-               and s.psi_some_avg10 >= params.psi_protect)
-    if stalled:
+        donate = min(donate, free_mb - cfg.floor_margin_mb - fill_mb)
+    if s.psi_some_avg10 is not None and (
+            s.psi_some_avg10 >= params.psi_protect):
         donate = 0
+    return donate
+
+
+def _resized(guest, last_resize, params):
+    """+1 grown, -1 shrunk by the balloon within the rate window, else 0.
+
+    A window that began just after a resize this policy recorded (an
+    agent that also samples on its own timer) still holds its echo.
+    """
+    s = guest.sample
     change = s.mem_total_kb - guest.previous.mem_total_kb
     resized = 0 if abs(change) < RESIZE_KB else (1 if change > 0 else -1)
-    last_resize = _last_resize(guest)
     if (not resized and last_resize is not None
             and guest.previous.timestamp < last_resize[0] + params.settle_s):
-        # The window began just after a resize (an agent that also samples
-        # on its own timer): the echo is still in it.
         resized = last_resize[1]
-    seen = remembered(guest, params)
-    if not filling and not resized:
-        # A clean measurement: averaged with the earlier ones at this size,
-        # it is this guest's value from now on.
-        length, density = segments[0]
-        seen = _with_seen(seen, Seen(guest.actual_mb, density, length,
-                                     s.timestamp, disk), r.interval_s,
-                          params)
-        mean = seen[0].density
-        segments = ((length, mean),) + tuple(
-            (rest, min(slope, mean)) for rest, slope in segments[1:])
-        # Where the guest was measured larger, its own disk reads there
-        # tell what the memory in between saved: that measurement, not
-        # the refault model, prices it, up or down. (Refaults overvalue a
-        # guest that reads far more data than it caches when its kernel
-        # keeps shadow entries for several cache sizes: nearly every miss
-        # is a refault.) Beyond it the curve stays concave.
-        # A disk rate is noisy too: over less than EMPIRICAL_REACH_MB its
-        # difference is mostly noise.
-        above = [x for x in seen[1:]
-                 if x.size_mb >= guest.actual_mb + EMPIRICAL_REACH_MB]
-        if above:
-            nearest = min(above, key=lambda x: x.size_mb)
-            slope = seen[0].slope_to(nearest)
-            reach = nearest.size_mb - guest.actual_mb
-            segments = ((reach, slope),) + tuple(
-                (rest, min(density, slope)) for rest, density in segments)
-    return ValueCurve(segments, segments[0][1], max(0, int(donate)),
-                      resized, filling, guest.actual_mb, seen, fill_density,
-                      last_resize)
+    return resized
+
+
+def _measured(guest, r, segments, seen, disk, params):
+    """(seen, segments) after a clean measurement at the current size.
+
+    Averaged with the earlier ones at this size, it is this guest's value
+    from now on; where the guest was measured larger, its own disk reads
+    there price the memory in between (:func:`_priced_by_disk_reads`).
+    """
+    length, density = segments[0]
+    seen = _with_seen(seen, Seen(guest.actual_mb, density, length,
+                                 guest.sample.timestamp, disk),
+                      r.interval_s, params)
+    mean = seen[0].density
+    segments = ((length, mean),) + tuple(
+        (rest, min(slope, mean)) for rest, slope in segments[1:])
+    return seen, _priced_by_disk_reads(guest, segments, seen)
+
+
+def _priced_by_disk_reads(guest, segments, seen):
+    """Segments with the memory up to a larger measured size priced by it.
+
+    That measurement, not the refault model, prices what the memory in
+    between saved, up or down. (Refaults overvalue a guest that reads far
+    more data than it caches when its kernel keeps shadow entries for
+    several cache sizes: nearly every miss is a refault.) Beyond it the
+    curve stays concave. A disk rate is noisy too: over less than
+    EMPIRICAL_REACH_MB its difference is mostly noise.
+    """
+    above = [x for x in seen[1:]
+             if x.size_mb >= guest.actual_mb + EMPIRICAL_REACH_MB]
+    if not above:
+        return segments
+    nearest = min(above, key=lambda x: x.size_mb)
+    slope = seen[0].slope_to(nearest)
+    reach = nearest.size_mb - guest.actual_mb
+    return ((reach, slope),) + tuple(
+        (rest, min(density, slope)) for rest, density in segments)
 
 
 def _last_resize(guest):
