@@ -277,50 +277,11 @@ class Run:
         return sample, reads, read_bytes, done, domain.qemu_pid
 
     def run(self, progress, out):
-        exp = self.exp
+        """Boot, read until done, measure from the warm-up on; the figures."""
         self.boot()
-        code, _ = lab_guests.guest_exec(
-            self.dom, 'rm -f %s %s; %s' % (READER_STATUS, LFU_STATUS,
-                                           reader_command(exp,
-                                                          self.strategy)))
-        if code != 0:
-            raise real_guests.LabError('%s: the reader did not start'
-                                       % self.strategy)
-        started = time.monotonic()
-        first = None
-        while True:
-            time.sleep(2)
-            sample, reads, read_bytes, done, pid = self.counters()
-            t = time.monotonic() - started
-            if first is None and reads >= exp.warm_reads:
-                qemu_mb, limit_mb = cap_host_cache(self.dom, pid,
-                                                   exp.host_cache_mb)
-                out('%s: warm after %d reads (%.0f s); QEMU uses %d MiB '
-                    'itself, hard limit %d MiB' % (self.strategy, reads, t,
-                                                   qemu_mb, limit_mb))
-                # The cap trims the host cache to its budget: measure
-                # from a fresh sample after it.
-                sample, reads, read_bytes, done, pid = self.counters()
-                first = (sample, reads, read_bytes)
-            if self.series and sample is not None:
-                svc = host_cache.service(sample, self.series[-1]['sample'],
-                                         1)
-                self.series.append({'t': t, 'reads': reads,
-                                    'sample': sample,
-                                    'hit_ratio': svc and svc.hit_ratio})
-            elif sample is not None:
-                self.series.append({'t': t, 'reads': reads,
-                                    'sample': sample, 'hit_ratio': None})
-            progress.step('%s %d/%d reads' % (self.strategy, reads,
-                                              exp.reads))
-            if done:
-                break
-            if t > 3600:
-                raise real_guests.LabError('%s: the reader did not finish '
-                                           'within an hour' % self.strategy)
-        if first is None:
-            raise real_guests.LabError('%s: the reader finished before its '
-                                       'warm-up' % self.strategy)
+        self._start_reader()
+        first, last = self._sample_until_done(progress, out)
+        sample, read_bytes = last
         svc = host_cache.service(sample, first[0], 0)
         self.measured = {
             'app_mb': (read_bytes - first[2]) / MB,
@@ -336,6 +297,64 @@ class Run:
             self.lfu = parse_lfu_status(text) if code == 0 else None
         self.dom.destroy()
         return self.measured
+
+    def _start_reader(self):
+        code, _ = lab_guests.guest_exec(
+            self.dom, 'rm -f %s %s; %s' % (
+                READER_STATUS, LFU_STATUS,
+                reader_command(self.exp, self.strategy)))
+        if code != 0:
+            raise real_guests.LabError('%s: the reader did not start'
+                                       % self.strategy)
+
+    def _sample_until_done(self, progress, out):
+        """Sample every 2 s until the reader is done.
+
+        Returns the first sample after the warm-up, when the host cache
+        is capped, as (sample, reads, read bytes), and the last one as
+        (sample, read bytes).
+        """
+        exp = self.exp
+        started = time.monotonic()
+        first = None
+        while True:
+            time.sleep(2)
+            sample, reads, read_bytes, done, pid = self.counters()
+            t = time.monotonic() - started
+            if first is None and reads >= exp.warm_reads:
+                self._cap(pid, reads, t, out)
+                # The cap trims the host cache to its budget: measure
+                # from a fresh sample after it.
+                sample, reads, read_bytes, done, pid = self.counters()
+                first = (sample, reads, read_bytes)
+            self._record(t, reads, sample)
+            progress.step('%s %d/%d reads' % (self.strategy, reads,
+                                              exp.reads))
+            if done:
+                break
+            if t > 3600:
+                raise real_guests.LabError('%s: the reader did not finish '
+                                           'within an hour' % self.strategy)
+        if first is None:
+            raise real_guests.LabError('%s: the reader finished before its '
+                                       'warm-up' % self.strategy)
+        return first, (sample, read_bytes)
+
+    def _cap(self, pid, reads, t, out):
+        qemu_mb, limit_mb = cap_host_cache(self.dom, pid,
+                                           self.exp.host_cache_mb)
+        out('%s: warm after %d reads (%.0f s); QEMU uses %d MiB itself, '
+            'hard limit %d MiB' % (self.strategy, reads, t, qemu_mb,
+                                   limit_mb))
+
+    def _record(self, t, reads, sample):
+        """One point of the hit-ratio timeline (None for the first)."""
+        if sample is None:
+            return
+        svc = (host_cache.service(sample, self.series[-1]['sample'], 1)
+               if self.series else None)
+        self.series.append({'t': t, 'reads': reads, 'sample': sample,
+                            'hit_ratio': svc and svc.hit_ratio})
 
 
 class Lab:

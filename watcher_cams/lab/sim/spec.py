@@ -93,52 +93,69 @@ def validate(spec):
     out = dict(spec)
     out['name'] = str(spec.get('name') or 'scenario')
     what = 'scenario %s' % out['name']
-    out['block_kb'] = _number(spec, 'block_kb', what, 4096, 4, True)
-    if out['block_kb'] % 4:
-        raise ScenarioError('%s: block_kb must be a multiple of 4' % what)
-    out['cycle_s'] = _number(spec, 'cycle_s', what, 10, 0.1)
-    out['duration_s'] = _number(spec, 'duration_s', what, None, 1)
-    out['warmup_s'] = _number(spec, 'warmup_s', what, 0)
-    out['rate_window_s'] = _number(spec, 'rate_window_s', what,
-                                   out['cycle_s'], 0)
-    out['collect_at_s'] = _number(spec, 'collect_at_s', what, 0, 0)
-    if out['collect_at_s'] >= out['cycle_s']:
-        raise ScenarioError('%s: collect_at_s must be below cycle_s' % what)
-    if out['warmup_s'] >= out['duration_s']:
-        raise ScenarioError('%s: warmup_s must be below duration_s' % what)
-    if out['duration_s'] / out['cycle_s'] > 100000:
-        raise ScenarioError('%s: more than 100000 cycles' % what)
-    host = spec.get('host')
-    if not isinstance(host, dict):
-        raise ScenarioError('%s: host must be a mapping' % what)
-    out['host'] = {
-        'ram_mb': _number(host, 'ram_mb', what + ' host', None, 1, True),
-        'reserved_mb': _number(host, 'reserved_mb', what + ' host', 512, 0,
-                               True),
-        'host_cache_mb': _number(host, 'host_cache_mb', what + ' host', 0,
-                                 0, True),
-        'disk_mb_s': _number(host, 'disk_mb_s', what + ' host', 200.0, 1),
-        'shadow_factor': _number(host, 'shadow_factor', what + ' host', 1.0,
-                                 0.1),
-    }
+    out.update(_timing(spec, what))
+    out['host'] = _host(spec.get('host'), what)
     ksm = spec.get('ksm')
     if ksm is not None:
         if not isinstance(ksm, dict):
             raise ScenarioError('%s: ksm must be a mapping' % what)
         out['ksm'] = {'ramp_s': _number(ksm, 'ramp_s', what + ' ksm', 300)}
-    guests = spec.get('guests')
+    out['guests'] = _guests(spec.get('guests'), out, what)
+    out['strategies'] = _strategies(spec.get('strategies', list(LABELS)),
+                                    what)
+    return out
+
+
+def _timing(spec, what):
+    """Block size, audit cycle, duration, warm-up and sampling windows."""
+    t = {'block_kb': _number(spec, 'block_kb', what, 4096, 4, True)}
+    if t['block_kb'] % 4:
+        raise ScenarioError('%s: block_kb must be a multiple of 4' % what)
+    t['cycle_s'] = _number(spec, 'cycle_s', what, 10, 0.1)
+    t['duration_s'] = _number(spec, 'duration_s', what, None, 1)
+    t['warmup_s'] = _number(spec, 'warmup_s', what, 0)
+    t['rate_window_s'] = _number(spec, 'rate_window_s', what,
+                                 t['cycle_s'], 0)
+    t['collect_at_s'] = _number(spec, 'collect_at_s', what, 0, 0)
+    if t['collect_at_s'] >= t['cycle_s']:
+        raise ScenarioError('%s: collect_at_s must be below cycle_s' % what)
+    if t['warmup_s'] >= t['duration_s']:
+        raise ScenarioError('%s: warmup_s must be below duration_s' % what)
+    if t['duration_s'] / t['cycle_s'] > 100000:
+        raise ScenarioError('%s: more than 100000 cycles' % what)
+    return t
+
+
+def _host(host, what):
+    if not isinstance(host, dict):
+        raise ScenarioError('%s: host must be a mapping' % what)
+    what += ' host'
+    return {
+        'ram_mb': _number(host, 'ram_mb', what, None, 1, True),
+        'reserved_mb': _number(host, 'reserved_mb', what, 512, 0, True),
+        'host_cache_mb': _number(host, 'host_cache_mb', what, 0, 0, True),
+        'disk_mb_s': _number(host, 'disk_mb_s', what, 200.0, 1),
+        'shadow_factor': _number(host, 'shadow_factor', what, 1.0, 0.1),
+    }
+
+
+def _guests(guests, out, what):
+    """The guests, named uniquely, that fit the host at their start."""
     if not isinstance(guests, list) or not guests:
         raise ScenarioError('%s: guests must be a non-empty list' % what)
-    out['guests'] = [_guest(g, i, out) for i, g in enumerate(guests)]
-    names = [g['name'] for g in out['guests']]
+    checked = [_guest(g, i, out) for i, g in enumerate(guests)]
+    names = [g['name'] for g in checked]
     if len(set(names)) != len(names):
         raise ScenarioError('%s: guest names must be unique' % what)
-    total = sum(g['size_mb'] for g in out['guests'])
+    total = sum(g['size_mb'] for g in checked)
     limit = out['host']['ram_mb'] - out['host']['reserved_mb']
     if total > limit:
         raise ScenarioError('%s: guests start with %d MiB, the host has %d'
                             % (what, total, limit))
-    strategies = spec.get('strategies', list(LABELS))
+    return checked
+
+
+def _strategies(strategies, what):
     if not isinstance(strategies, list) or not strategies:
         raise ScenarioError('%s: strategies must be a non-empty list' % what)
     unknown = [s for s in strategies if s not in LABELS]
@@ -146,8 +163,7 @@ def validate(spec):
         raise ScenarioError('%s: unknown strategies %s (known: %s)'
                             % (what, ', '.join(map(str, unknown)),
                                ', '.join(LABELS)))
-    out['strategies'] = list(strategies)
-    return out
+    return list(strategies)
 
 
 def _guest(g, index, spec):
