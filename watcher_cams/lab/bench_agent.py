@@ -61,19 +61,30 @@ def run(guests=4, cycles=5, memory_mb=512, image_dir=None,
 
 
 def _measure(uri, cycles, out):
-    from watcher_cams.agent.collectors import sharing
+    """Time the agent's collection cycles, then its sharing matrix."""
     from watcher_cams.agent import manager as agent_manager
     from watcher_cams import conf as cams_conf
 
     manager = agent_manager.AgentManager(cams_conf.isolated(
         state_dir=tempfile.mkdtemp(prefix=PREFIX), host='bench',
         connection_uri=uri, sharing_interval=0))
+    figures, per_cycle_ms = _collection_cycles(manager, cycles, out)
+    out('')
+    out(tables.table(('figure', 'value'),
+                     figures + _sharing_figures(manager)))
+    return per_cycle_ms
+
+
+def _collection_cycles(manager, cycles, out):
+    """Run ``cycles`` collections and print them.
+
+    Returns rows of their medians and the median cycle's milliseconds.
+    """
     rows, per_cycle, per_guest, sharing_ms = [], [], [], []
     for cycle in range(1, cycles + 1):
-        report = manager.get_report()
-        c = report['collection']
-        n = max(1, c['guests'])
-        guest_ms = (c['libvirt_ms'] + c['guest_agent_ms']) / n
+        c = manager.get_report()['collection']
+        guest_ms = (c['libvirt_ms'] + c['guest_agent_ms']) / max(
+            1, c['guests'])
         per_cycle.append(c['total_ms'])
         per_guest.append(guest_ms)
         sharing_ms.append(c['sharing_ms'])
@@ -84,8 +95,19 @@ def _measure(uri, cycles, out):
     out('')
     out(tables.table(('cycle', 'guests', 'libvirt ms', 'guest agent ms',
                       'ms/guest', 'sharing ms', 'cycle ms'), rows))
+    return [('median collection per cycle (ms)',
+             '%.1f' % statistics.median(per_cycle)),
+            ('median collection per guest (ms)',
+             '%.1f' % statistics.median(per_guest)),
+            ('median pairwise sharing (ms)',
+             '%.1f' % statistics.median(sharing_ms))], statistics.median(
+                 per_cycle)
 
-    # The sharing matrix, split into its two parts.
+
+def _sharing_figures(manager):
+    """The sharing matrix, timed in its two parts: rows of figures."""
+    from watcher_cams.agent.collectors import sharing
+
     _, domains = manager.collect()
     pids = {u: d.qemu_pid for u, d in domains.items()
             if d.name.startswith(PREFIX)}
@@ -96,21 +118,11 @@ def _measure(uri, cycles, out):
     pairs = sharing.pairwise(frames)
     pair_s = time.monotonic() - start
     ram_gib = sum(r for r, _ in frames.values()) * 4096 / 2 ** 30
-    out('')
-    out(tables.table(
-        ('figure', 'value'),
-        (('median collection per cycle (ms)',
-          '%.1f' % statistics.median(per_cycle)),
-         ('median collection per guest (ms)',
-          '%.1f' % statistics.median(per_guest)),
-         ('median pairwise sharing (ms)',
-          '%.1f' % statistics.median(sharing_ms)),
-         ('frames read: pagemap + kpageflags (ms per GiB of guest RAM)',
-          '%.1f' % (read_s * 1000 / max(ram_gib, 1e-9))),
-         ('intersections for %d pairs (ms)' % (len(frames) *
-                                               (len(frames) - 1) // 2),
-          '%.2f' % (pair_s * 1000)),
-         ('pairs sharing pages / KSM frames seen',
-          '%d / %d' % (len(pairs), sum(len(k) for _, k in
-                                       frames.values()))))))
-    return statistics.median(per_cycle)
+    return [('frames read: pagemap + kpageflags (ms per GiB of guest RAM)',
+             '%.1f' % (read_s * 1000 / max(ram_gib, 1e-9))),
+            ('intersections for %d pairs (ms)'
+             % (len(frames) * (len(frames) - 1) // 2),
+             '%.2f' % (pair_s * 1000)),
+            ('pairs sharing pages / KSM frames seen',
+             '%d / %d' % (len(pairs), sum(len(k) for _, k in
+                                          frames.values())))]

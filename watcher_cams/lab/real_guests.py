@@ -447,6 +447,35 @@ def summary(exp, result_rows):
     return tables.table(headers, table_rows)
 
 
+def _print_tables(exp, scenario, result_rows, actions, found, out):
+    """The summary, the actions the strategies ran and the targets."""
+    out('\n== %s: %s' % (scenario, exp.point))
+    out(summary(exp, result_rows))
+    if actions:
+        out('\n== actions')
+        out(tables.table(('strategy', 't (s)', 'guest', 'MiB', 'outcome'), [
+            (a['strategy'], a['t'], a['guest'],
+             '%s -> %s' % (a['from_mb'], a['to_mb']), a['outcome'])
+            for a in actions]))
+    out('\n== targets')
+    out(tables.checks(found))
+
+
+def _plots(scenario, result_rows, runs, outdir):
+    """The PNG plots: reads per strategy, memory, disk and cache over time.
+
+    Imported here: matplotlib is the 'lab' extra, and the tempest plugin
+    uses this module's guests where it is not installed.
+    """
+    from watcher_cams.lab.sim import plots
+    return [plots.reads_bars(scenario, result_rows, outdir),
+            plots.timeline(scenario, 'lab', runs, outdir),
+            plots.timeline(scenario, 'lab', runs, outdir, key='disk_mb',
+                           what='MiB read from disk', suffix='disk'),
+            plots.timeline(scenario, 'lab', runs, outdir, key='cached_mb',
+                           what='page cache (Cached, MiB)', suffix='cache')]
+
+
 def run(exp, lab, outdir, out=print, stream=None, where=None,
         scenario='guests'):
     """Run every strategy of ``exp`` in ``lab``; write results.json, plots.
@@ -472,27 +501,10 @@ def run(exp, lab, outdir, out=print, stream=None, where=None,
         lab.close()
     result_rows = rows(exp, runs, scenario)
     found = checks(exp, result_rows)
-    out('\n== %s: %s' % (scenario, exp.point))
-    out(summary(exp, result_rows))
     actions = [dict(a, strategy=label) for label, r in runs.items()
                for a in r.actions]
-    if actions:
-        out('\n== actions')
-        out(tables.table(('strategy', 't (s)', 'guest', 'MiB', 'outcome'), [
-            (a['strategy'], a['t'], a['guest'],
-             '%s -> %s' % (a['from_mb'], a['to_mb']), a['outcome'])
-            for a in actions]))
-    out('\n== targets')
-    out(tables.checks(found))
-    # Imported here: matplotlib is the 'lab' extra, and the tempest plugin
-    # uses this module's guests where it is not installed.
-    from watcher_cams.lab.sim import plots
-    pngs = [plots.reads_bars(scenario, result_rows, outdir),
-            plots.timeline(scenario, 'lab', runs, outdir),
-            plots.timeline(scenario, 'lab', runs, outdir, key='disk_mb',
-                           what='MiB read from disk', suffix='disk'),
-            plots.timeline(scenario, 'lab', runs, outdir, key='cached_mb',
-                           what='page cache (Cached, MiB)', suffix='cache')]
+    _print_tables(exp, scenario, result_rows, actions, found, out)
+    pngs = _plots(scenario, result_rows, runs, outdir)
     path = results_mod.write(outdir, {
         'run': scenario, 'seconds': round(time.monotonic() - started, 1),
         'experiment': dataclasses.asdict(exp), 'rows': result_rows,
