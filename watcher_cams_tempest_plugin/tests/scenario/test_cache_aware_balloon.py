@@ -46,11 +46,8 @@ class TestCacheAwareBalloon(base.ScenarioTest):
         return {name: g.dom.memoryStats()['actual'] // 1024
                 for name, g in guests.items()}
 
-    @decorators.attr(type=['slow'])
-    @decorators.idempotent_id('7d1e3b5a-2f8c-4a96-b0d4-9e6c1a3f5b45')
-    def test_memory_moves_to_the_guest_whose_cache_pays(self):
-        exp = self._experiment()
-        boot_mb = CONF.watcher_cams.boot_mb
+    def _readers_at_boot_size(self, exp, boot_mb):
+        """Both servers ballooned to ``boot_mb``, their readers started."""
         flavor = self.create_flavor(CONF.watcher_cams.flavor_ram_mb,
                                     CONF.watcher_cams.data_gb)
         guests = {}
@@ -67,6 +64,14 @@ class TestCacheAwareBalloon(base.ScenarioTest):
             lab_guests.wait_for_balloon(g.dom, boot_mb, timeout=300)
         for seed, g in enumerate(guests.values(), 1):
             g.start_reader(exp, seed)
+        return guests
+
+    @decorators.attr(type=['slow'])
+    @decorators.idempotent_id('7d1e3b5a-2f8c-4a96-b0d4-9e6c1a3f5b45')
+    def test_memory_moves_to_the_guest_whose_cache_pays(self):
+        exp = self._experiment()
+        boot_mb = CONF.watcher_cams.boot_mb
+        guests = self._readers_at_boot_size(exp, boot_mb)
 
         template = self.create_audit_template(
             'cache_aware_balloon', self.scope([g.uuid for g in
