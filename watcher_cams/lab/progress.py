@@ -1,4 +1,9 @@
-"""Progress of long lab runs on the terminal (stderr)."""
+"""Progress of long lab runs on the terminal (stderr).
+
+Not tqdm: it is not in the pinned dependency tree (constraints.txt), and a
+CI log wants one plain line per step, which this writes when the stream
+is not a terminal; thirty lines do not justify a new dependency.
+"""
 
 import sys
 import time
