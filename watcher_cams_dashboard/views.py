@@ -53,7 +53,7 @@ def server_names(request, uuids, known=None):
     and the rest keep theirs.
     """
     names = dict(known or {})
-    for uuid in sorted(set(uuids) - set(names)):
+    for uuid in sorted({u for u in uuids if u} - set(names)):
         try:
             names[uuid] = nova.server_get(request, uuid).name
         except nova_exceptions.NotFound:
