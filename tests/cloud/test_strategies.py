@@ -70,7 +70,7 @@ class TestStrategiesOnTheCloud(testtools.TestCase):
             self.assertGreaterEqual(size, 256 - 8, shrunk)
 
         base.wait_for('KSM merging',
-                      lambda: int(base.aio.ksm('pages_sharing')) > 0,
+                      lambda: int(ksm_tuning.setting('pages_sharing')) > 0,
                       timeout=120)
         _, actions = self._audit('memory_cache_efficiency', 'ksm_balloon')
         self.assertEqual({('cams_balloon', 'SUCCEEDED')},
