@@ -199,6 +199,7 @@ def fit_guest_cache(dom, cache_mb, timeout_s=120.0):
     lab_guests.wait_for_balloon(dom, target_mb, timeout=timeout_s)
     deadline = time.monotonic() + timeout_s
     # The guest's MemTotal follows its balloon driver, which lags QEMU.
+    _, available_mb = _guest_memory_mb(dom)
     while available_mb > cache_mb + FIT_SLACK_MB:
         if time.monotonic() > deadline:
             raise real_guests.LabError(
