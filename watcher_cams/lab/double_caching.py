@@ -35,6 +35,7 @@ import libvirt
 from oslo_log import log
 
 from watcher_cams.agent.collectors import domains as domains_collector
+from watcher_cams.agent.collectors import guest_agent
 from watcher_cams.agent.collectors import process_io
 from watcher_cams.lab import guests as lab_guests
 from watcher_cams.lab import progress as progress_mod
@@ -214,12 +215,15 @@ def fit_guest_cache(dom, cache_mb, timeout_s=120.0):
 def _guest_memory_mb(dom):
     """(MemTotal, MemAvailable) of the guest in MiB, read in the guest."""
     code, text = lab_guests.guest_exec(dom, 'cat /proc/meminfo', timeout=60)
-    info = {line.split(':')[0]: line.split()[1]
-            for line in text.splitlines() if ':' in line}
-    if code != 0 or not {'MemTotal', 'MemAvailable'} <= set(info):
-        raise real_guests.LabError('%s: cannot read /proc/meminfo (%r)'
-                                   % (dom.name(), text[:80]))
-    return int(info['MemTotal']) // 1024, int(info['MemAvailable']) // 1024
+    if code != 0:
+        raise real_guests.LabError('%s: cat /proc/meminfo exited with %s'
+                                   % (dom.name(), code))
+    try:
+        info = guest_agent.parse_meminfo(text, ('MemTotal', 'MemAvailable'))
+    except guest_agent.GuestAgentError as exc:
+        raise real_guests.LabError('%s: /proc/meminfo: %s'
+                                   % (dom.name(), exc))
+    return info['MemTotal'] // 1024, info['MemAvailable'] // 1024
 
 
 def parse_lfu_status(text):
