@@ -10,7 +10,6 @@ import libvirt
 from tests.functional import base
 from tests.functional import env
 from watcher_cams.agent import controllers
-from watcher_cams.agent import manager as agent_manager
 from watcher_cams.lab import double_caching
 from watcher_cams.lab import guests as lab_guests
 from watcher_cams.policy import report as report_format
@@ -96,7 +95,7 @@ class TestCollect(base.AgentTestCase):
         self.addCleanup(lambda: lab_guests.destroy_all(
             self.lab.conn, env.PREFIX + 'noagent'))
         logs = self.useFixture(fixtures.FakeLogger(
-            name='watcher_cams.agent.manager'))
+            name='watcher_cams.agent.monitor'))
         manager = self.manager()
         for _ in range(3):
             guest = env.guest(manager.get_report(), uuid)
@@ -110,7 +109,7 @@ class TestCollect(base.AgentTestCase):
         dom.destroy()
         report = manager.get_report()
         self.assertNotIn(uuid, [g['uuid'] for g in report['guests']])
-        self.assertRaises(agent_manager.UnknownInstance,
+        self.assertRaises(controllers.UnknownInstance,
                           manager.set_balloon, uuid, 256)
 
     def test_hung_guest_agent_is_a_timeout_then_recovers(self):

@@ -14,13 +14,12 @@ import oslo_messaging as messaging
 from oslo_messaging.rpc import dispatcher
 
 from watcher_cams.agent import controllers
-from watcher_cams.agent import manager as agent_manager
 from watcher_cams import changes
 from watcher_cams import rpc_common
 
 LOG = log.getLogger(__name__)
 EXPECTED = (controllers.Refused, controllers.ChangeFailed,
-            agent_manager.UnknownInstance)
+            controllers.UnknownInstance)
 
 
 def _logged(method):

@@ -92,7 +92,7 @@ class TestReport(ManagerTestCase):
 
     def test_bad_guest_data_is_marked_and_logged_once(self):
         logs = self.useFixture(fixtures.FakeLogger(
-            name='watcher_cams.agent.manager'))
+            name='watcher_cams.agent.monitor'))
         # Well formed, but MemAvailable above MemTotal.
         self.b.files['/proc/meminfo'] = fakes.MEMINFO.replace(
             '425124', '999999').encode()
@@ -110,7 +110,7 @@ class TestReport(ManagerTestCase):
     def test_rates_use_an_old_enough_previous_sample(self):
         clock = iter(range(0, 1000, 4))
         mgr = self.manager(min_rate_interval=10)
-        mgr.clock = lambda: float(next(clock))
+        mgr.monitor.clock = lambda: float(next(clock))
         stamps = []
         for _ in range(5):
             guest = mgr.get_report()['guests'][0]
@@ -126,7 +126,7 @@ class TestReport(ManagerTestCase):
     def test_reads_the_host_cache_served_over_a_window(self):
         clock = iter(range(0, 1000, 10))
         mgr = self.manager(min_rate_interval=10, host_cache_min_read_mb=16)
-        mgr.clock = lambda: float(next(clock))
+        mgr.monitor.clock = lambda: float(next(clock))
         self.useFixture(fixtures.MockPatch(
             'watcher_cams.agent.collectors.domains.qemu_pid',
             lambda name, pid_dir=None: 4242 if name == 'guest-a' else None))
@@ -249,7 +249,7 @@ class TestBalloon(ManagerTestCase):
                               target)
         self.assertEqual(1024 * 1024, self.a.actual_kib)
         self.assertEqual({}, mgr.get_state()['instances'])
-        self.assertRaises(agent_manager.UnknownInstance, mgr.set_balloon,
+        self.assertRaises(controllers.UnknownInstance, mgr.set_balloon,
                           'nope', 512)
         self.assertRaises(controllers.Refused, mgr.revert, A, 'balloon')
 
@@ -512,7 +512,7 @@ class TestOverview(ManagerTestCase):
     def test_timeline_one_point_per_interval_and_since(self):
         now = [1000.0]
         mgr = self.manager(min_rate_interval=10, collect_interval=30)
-        mgr.clock = lambda: now[0]
+        mgr.monitor.clock = lambda: now[0]
         for step in range(7):
             now[0] = 1000.0 + 4 * step
             mgr.get_report()
@@ -533,7 +533,7 @@ class TestOverview(ManagerTestCase):
     def test_bounded_and_fresh_collections_reused(self):
         now = [0.0]
         mgr = self.manager(min_rate_interval=1, timeline_points=3)
-        mgr.clock = lambda: now[0]
+        mgr.monitor.clock = lambda: now[0]
         for step in range(5):
             now[0] = float(step)
             mgr.get_report()

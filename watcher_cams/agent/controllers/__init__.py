@@ -9,6 +9,10 @@ class ChangeFailed(RuntimeError):
     """libvirt or the guest did not carry out a change."""
 
 
+class UnknownInstance(LookupError):
+    """The instance a change names does not run on this host."""
+
+
 # Changes a guest's record can undo, newest last.
 MAX_UNDO = 16
 
