@@ -1,1 +1,5 @@
 """End-to-end tests on the all-in-one cloud of tools/aio (real OpenStack)."""
+
+import tests
+
+tests.use_native_threads()

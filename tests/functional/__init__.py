@@ -1,0 +1,5 @@
+"""Functional tests, on native threads as the agent runs."""
+
+import tests
+
+tests.use_native_threads()

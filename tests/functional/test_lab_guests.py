@@ -18,6 +18,8 @@ import tempfile
 import testtools
 
 from tests.functional import env
+from watcher_cams.lab import core
+from watcher_cams.lab import local_lab
 from watcher_cams.lab import real_guests as rg
 
 # The hot set (a fifth of the data, 538 MiB) is larger than a 512 MiB
@@ -49,7 +51,8 @@ class TestRealGuestLab(testtools.TestCase):
     def test_static_then_the_strategies(self):
         out = tempfile.mkdtemp(prefix='cams-ft-lab-')
         lines = []
-        lab = rg.LocalLab(self.exp, self.image_dir, env.URI, lines.append)
+        lab = local_lab.LocalLab(self.exp, self.image_dir, env.URI,
+                                 lines.append)
         rows, checks = rg.run(self.exp, lab, out, lines.append,
                               stream=io.StringIO())
         with open(os.path.join(out, 'results.json')) as f:
@@ -71,7 +74,7 @@ class TestRealGuestLab(testtools.TestCase):
                                  (row['strategy'], name))
                 self.assertGreater(g['disk_read_bytes'], 0)
                 self.assertLessEqual(g['disk_read_bytes'],
-                                     g['app_read_bytes'] + 16 * rg.MB)
+                                     g['app_read_bytes'] + 16 * core.MB)
 
         series = results['series']
         for point in series['static']:

@@ -145,22 +145,25 @@ def _experiment(args):
 
 
 def _guests(parser, args):
-    _quiet_import('lab.real_guests')
+    _quiet_import('lab.local_lab')
+    from watcher_cams.lab import core
+    from watcher_cams.lab import local_lab
     from watcher_cams.lab import real_guests
     out = functools.partial(print, flush=True)
     try:
         exp = _experiment(args)
-        lab = real_guests.LocalLab(exp, args.image_dir, out=out)
+        lab = local_lab.LocalLab(exp, args.image_dir, out=out)
         _, checks = real_guests.run(exp, lab, args.out, out)
-    except real_guests.LabError as exc:
+    except core.LabError as exc:
         parser.error(str(exc))
     return _verdict(args, checks)
 
 
 def _cloud(parser, args):
-    _quiet_import('lab.real_guests')
+    _quiet_import('lab.cloud')
     from watcher_cams.lab import cloud
     from watcher_cams.lab import cloud_api
+    from watcher_cams.lab import core
     from watcher_cams.lab import real_guests
     if not args.host or not args.libvirt_uri:
         parser.error('--host and --libvirt-uri (or CAMS_LAB_HOST and '
@@ -175,7 +178,7 @@ def _cloud(parser, args):
         _, checks = real_guests.run(
             exp, lab, args.out, out, scenario='cloud',
             where='Nova (%s)' % args.host)
-    except (real_guests.LabError, cloud_api.CloudError) as exc:
+    except (core.LabError, cloud_api.CloudError) as exc:
         parser.error(str(exc))
     return _verdict(args, checks)
 
@@ -184,8 +187,8 @@ def _double_caching(parser, args):
     import dataclasses
 
     _quiet_import('lab.double_caching')
+    from watcher_cams.lab import core
     from watcher_cams.lab import double_caching
-    from watcher_cams.lab import real_guests
     out = functools.partial(print, flush=True)
     given = {k: v for k, v in (
         ('guest_mb', args.guest_mb), ('guest_cache_mb', args.guest_cache_mb),
@@ -201,7 +204,7 @@ def _double_caching(parser, args):
         exp = dataclasses.replace(double_caching.Experiment(), **given)
         lab = double_caching.Lab(exp, args.image_dir)
         _, checks = double_caching.run(exp, lab, args.out, out)
-    except real_guests.LabError as exc:
+    except core.LabError as exc:
         parser.error(str(exc))
     return _verdict(args, checks)
 
@@ -243,8 +246,6 @@ def _quiet_import(module):
     Watcher's dependencies warn about eventlet and cgi on import, noise in
     a lab run. watcher.common.clients replaces the warning filters when
     imported, so the import's warnings are recorded and dropped instead.
-    The real-guest labs import the agent, which selects oslo.service's
-    threading backend: it must come before Watcher (watcher_cams.agent).
     """
     with warnings.catch_warnings(record=True):
         importlib.import_module('watcher_cams.' + module)

@@ -20,6 +20,7 @@ from oslo_log import log
 
 from watcher_cams.agent.collectors import guest_agent
 from watcher_cams.lab import cloud_api
+from watcher_cams.lab import core
 from watcher_cams.lab import guests as lab_guests
 from watcher_cams.lab import real_guests
 
@@ -70,19 +71,19 @@ class CloudLab(real_guests.Lab):
                  out=print, progress=None):
         super().__init__(exp, out, progress)
         if exp.data_mb % 1024:
-            raise real_guests.LabError(
+            raise core.LabError(
                 'the data lives on the flavor\'s ephemeral disk, in whole '
                 'GB: --data-mb must be a multiple of 1024')
         self.cloud = cloud
         self.host = host
         if host not in cloud.compute_hosts():
-            raise real_guests.LabError('no nova-compute on host %r' % host)
+            raise core.LabError('no nova-compute on host %r' % host)
         libvirt.registerErrorHandler(lambda *args: None, None)
         try:
             self.conn = libvirt.open(libvirt_uri)
         except libvirt.libvirtError as exc:
-            raise real_guests.LabError('libvirt of %s at %s: %s'
-                                       % (host, libvirt_uri, exc))
+            raise core.LabError('libvirt of %s at %s: %s'
+                                % (host, libvirt_uri, exc))
         self.image_id = cloud.image_id(image)
         gb = exp.data_mb // 1024
         self.flavors = {g.max_mb: cloud.flavor_id(
@@ -105,7 +106,7 @@ class CloudLab(real_guests.Lab):
                                         self.flavors[g.max_mb],
                                         self.image_id, self.host)
             self.servers[server_id] = g.name
-        guests = [real_guests.GuestRun(
+        guests = [core.GuestRun(
             self.conn.lookupByUUIDString(server_id),
             next(g for g in self.exp.guests if g.name == name),
             data_path=DATA_DEVICE, data_disk=DATA_DISK)
@@ -121,8 +122,8 @@ class CloudLab(real_guests.Lab):
                                  'reason': 'lab: boot size'}}
             for g in guests if g.spec.boot_mb < g.spec.max_mb])
         if state != 'SUCCEEDED':
-            raise real_guests.LabError('the plan sizing the guests to their '
-                                       'boot sizes %s' % state)
+            raise core.LabError('the plan sizing the guests to their '
+                                'boot sizes %s' % state)
         for g in guests:
             lab_guests.wait_for_balloon(g.dom, g.spec.boot_mb, timeout=300)
         return guests

@@ -28,7 +28,6 @@ paper's figure (0% -> 92%).
 
 import dataclasses
 import os
-import tempfile
 import time
 
 import libvirt
@@ -37,9 +36,9 @@ from oslo_log import log
 from watcher_cams.agent.collectors import domains as domains_collector
 from watcher_cams.agent.collectors import guest_agent
 from watcher_cams.agent.collectors import process_io
+from watcher_cams.lab import core
 from watcher_cams.lab import guests as lab_guests
 from watcher_cams.lab import progress as progress_mod
-from watcher_cams.lab import real_guests
 from watcher_cams.lab import results as results_mod
 from watcher_cams.lab.sim import lfu as sim_lfu
 from watcher_cams.lab import tables
@@ -48,9 +47,7 @@ from watcher_cams.policy import lfu
 
 LOG = log.getLogger(__name__)
 PREFIX = 'cams-lab-dc-'
-MB = 1 << 20
 DATA = '/lab/data'
-READER_STATUS = '/tmp/reader.status'
 LFU_STATUS = '/tmp/lfu.status'
 # How far above its target a guest's MemAvailable may settle (MiB).
 FIT_SLACK_MB = 16
@@ -95,31 +92,30 @@ class Experiment:
 
     def __post_init__(self):
         if any(s not in STRATEGIES for s in self.strategies):
-            raise real_guests.LabError('strategies must be among %s'
-                                       % ', '.join(STRATEGIES))
+            raise core.LabError('strategies must be among %s'
+                                % ', '.join(STRATEGIES))
         if not 0 < self.warm_reads < self.reads:
-            raise real_guests.LabError('need 0 < warm_reads < reads')
+            raise core.LabError('need 0 < warm_reads < reads')
         if not (self.block_mb <= self.lfu_cache_mb <= self.guest_cache_mb
                 < self.data_mb):
-            raise real_guests.LabError(
+            raise core.LabError(
                 'need block_mb <= lfu_cache_mb <= guest_cache_mb < data_mb: '
                 'the hot set holds whole blocks and fits in the guest\'s '
                 'cache, which cannot hold all of the data')
         if self.guest_mb < 256 or self.host_cache_mb < 1:
-            raise real_guests.LabError('need guest_mb >= 256 and '
-                                       'host_cache_mb >= 1')
+            raise core.LabError('need guest_mb >= 256 and host_cache_mb >= 1')
 
 
 def reader_command(exp, strategy, seed=1):
     """The guest's shell command for one run."""
     reader = ('cams-reader uniform %s -b %d -n %d -r 0 -s %d -o %s'
-              % (DATA, exp.chunk_kib, exp.reads, seed, READER_STATUS))
+              % (DATA, exp.chunk_kib, exp.reads, seed, core.READER_STATUS))
     params = STRATEGIES[strategy]
     if params is not None:
         reader = ('cams-lfu -c %d -b %d -k %d -H %d -C %g -s %s %s %s' % (
             exp.lfu_cache_mb, exp.block_mb, params.check_every,
             params.history, params.confidence, LFU_STATUS, DATA, reader))
-    return reader + ' </dev/null >/tmp/reader.log 2>&1 &'
+    return reader + ' </dev/null >%s 2>&1 &' % core.READER_LOG
 
 
 def memory_cgroup(pid, root='/'):
@@ -161,14 +157,14 @@ def cap_host_cache(dom, pid, budget_mb):
     """
     directory = memory_cgroup(pid)
     if directory is None or not os.path.isdir(directory):
-        raise real_guests.LabError(
+        raise core.LabError(
             'no memory cgroup for QEMU (pid %d): the host cache cannot be '
             'capped' % pid)
     used, cache = cgroup_memory(directory)
-    limit = used - cache + budget_mb * MB
+    limit = used - cache + budget_mb * core.MB
     dom.setMemoryParameters({libvirt.VIR_DOMAIN_MEMORY_HARD_LIMIT:
                              limit // 1024}, libvirt.VIR_DOMAIN_AFFECT_LIVE)
-    return (used - cache) // MB, limit // MB
+    return (used - cache) // core.MB, limit // core.MB
 
 
 def drop_host_cache(path):
@@ -192,7 +188,7 @@ def fit_guest_cache(dom, cache_mb, timeout_s=120.0):
     actual_mb = dom.memoryStats()['actual'] // 1024
     target_mb = actual_mb - (available_mb - cache_mb)
     if available_mb < cache_mb:
-        raise real_guests.LabError(
+        raise core.LabError(
             '%s: only %d MiB of %d MiB available for the page cache, not '
             '%d: boot it with more memory (guest_mb)'
             % (dom.name(), available_mb, total_mb, cache_mb))
@@ -203,7 +199,7 @@ def fit_guest_cache(dom, cache_mb, timeout_s=120.0):
     _, available_mb = _guest_memory_mb(dom)
     while available_mb > cache_mb + FIT_SLACK_MB:
         if time.monotonic() > deadline:
-            raise real_guests.LabError(
+            raise core.LabError(
                 '%s: MemAvailable %d MiB, not %d, %.0f s after the balloon '
                 'reached %d MiB' % (dom.name(), available_mb, cache_mb,
                                     timeout_s, target_mb))
@@ -216,13 +212,13 @@ def _guest_memory_mb(dom):
     """(MemTotal, MemAvailable) of the guest in MiB, read in the guest."""
     code, text = lab_guests.guest_exec(dom, 'cat /proc/meminfo', timeout=60)
     if code != 0:
-        raise real_guests.LabError('%s: cat /proc/meminfo exited with %s'
-                                   % (dom.name(), code))
+        raise core.LabError('%s: cat /proc/meminfo exited with %s'
+                            % (dom.name(), code))
     try:
         info = guest_agent.parse_meminfo(text, ('MemTotal', 'MemAvailable'))
     except guest_agent.GuestAgentError as exc:
-        raise real_guests.LabError('%s: /proc/meminfo: %s'
-                                   % (dom.name(), exc))
+        raise core.LabError('%s: /proc/meminfo: %s'
+                            % (dom.name(), exc))
     return info['MemTotal'] // 1024, info['MemAvailable'] // 1024
 
 
@@ -248,6 +244,7 @@ class Run:
         self.exp = lab.exp
         self.strategy = strategy
         self.dom = None
+        self.guest = None  # core.GuestRun once booted
         self.series = []
         self.measured = None
         self.lfu = None
@@ -268,6 +265,7 @@ class Run:
             drop_host_cache(path)
         lab_guests.wait_for_agent(self.dom, timeout=300)
         self.fitted = fit_guest_cache(self.dom, exp.guest_cache_mb)
+        self.guest = core.GuestRun(self.dom, data_path=DATA)
 
     def counters(self):
         """The agent's io_sample of the guest now, with the reads done."""
@@ -275,10 +273,9 @@ class Run:
         sample = host_cache.io_sample(
             time.time(), domain.qemu_pid, domain.disks,
             process_io.read_bytes(domain.qemu_pid))
-        code, out = lab_guests.guest_exec(self.dom, 'cat %s' % READER_STATUS,
-                                          timeout=30)
-        reads, read_bytes, _, done = (real_guests.parse_status(out)
-                                      if code == 0 else (0, 0, 0.0, False))
+        # cams-lfu reads its hot set before it starts the reader: no
+        # status file for a while is no error.
+        reads, read_bytes, _, done = self.guest.status(missing_ok=True)
         return sample, reads, read_bytes, done, domain.qemu_pid
 
     def run(self, progress, out):
@@ -289,7 +286,7 @@ class Run:
         sample, read_bytes = last
         svc = host_cache.service(sample, first[0], 0)
         self.measured = {
-            'app_mb': (read_bytes - first[2]) / MB,
+            'app_mb': (read_bytes - first[2]) / core.MB,
             'guest_read_mb': svc.guest_read_mb,
             'storage_read_mb': svc.storage_read_mb,
             'host_hit_ratio': svc.hit_ratio,
@@ -304,13 +301,7 @@ class Run:
         return self.measured
 
     def _start_reader(self):
-        code, _ = lab_guests.guest_exec(
-            self.dom, 'rm -f %s %s; %s' % (
-                READER_STATUS, LFU_STATUS,
-                reader_command(self.exp, self.strategy)))
-        if code != 0:
-            raise real_guests.LabError('%s: the reader did not start'
-                                       % self.strategy)
+        self.guest.start(reader_command(self.exp, self.strategy), LFU_STATUS)
 
     def _sample_until_done(self, progress, out):
         """Sample every 2 s until the reader is done.
@@ -320,12 +311,12 @@ class Run:
         (sample, read bytes).
         """
         exp = self.exp
-        started = time.monotonic()
+        schedule = core.Schedule(2, 3600)
         first = None
         while True:
-            time.sleep(2)
+            schedule.wait()
             sample, reads, read_bytes, done, pid = self.counters()
-            t = time.monotonic() - started
+            t = schedule.elapsed()
             if first is None and reads >= exp.warm_reads:
                 self._cap(pid, reads, t, out)
                 # The cap trims the host cache to its budget: measure
@@ -337,12 +328,12 @@ class Run:
                                               exp.reads))
             if done:
                 break
-            if t > 3600:
-                raise real_guests.LabError('%s: the reader did not finish '
-                                           'within an hour' % self.strategy)
+            if schedule.expired():
+                raise core.LabError('%s: the reader did not finish within '
+                                    'an hour' % self.strategy)
         if first is None:
-            raise real_guests.LabError('%s: the reader finished before its '
-                                       'warm-up' % self.strategy)
+            raise core.LabError('%s: the reader finished before its '
+                                'warm-up' % self.strategy)
         return first, (sample, read_bytes)
 
     def _cap(self, pid, reads, t, out):
@@ -362,24 +353,12 @@ class Run:
                             'hit_ratio': svc and svc.hit_ratio})
 
 
-class Lab:
-    """The libvirt connection, the guest image and a work directory."""
+class Lab(core.LabHost):
+    """This host's libvirt, the lab image and a work dir for ``exp``."""
 
     def __init__(self, exp, image_dir, uri='qemu:///system'):
+        super().__init__(image_dir, exp.data_mb, PREFIX, uri)
         self.exp = exp
-        libvirt.registerErrorHandler(lambda *args: None, None)
-        try:
-            self.image = lab_guests.GuestImage(image_dir)
-            self.image.lab_data(exp.data_mb)
-        except FileNotFoundError as exc:
-            raise real_guests.LabError(str(exc))
-        self.conn = libvirt.open(uri)
-        self.workdir = tempfile.mkdtemp(prefix=PREFIX)
-        # QEMU runs as libvirt-qemu and must reach the overlays.
-        os.chmod(self.workdir, 0o755)
-
-    def close(self):
-        lab_guests.destroy_all(self.conn, PREFIX)
 
 
 def checks(rows):

@@ -12,6 +12,7 @@ import testtools
 from watcher_cams.cmd import lab as lab_cmd
 from watcher_cams.lab import cloud
 from watcher_cams.lab import cloud_api
+from watcher_cams.lab import core
 from watcher_cams.lab import real_guests as rg
 
 ENV = {'OS_AUTH_URL': 'http://127.0.0.1:5000/v3', 'OS_USERNAME': 'admin',
@@ -99,10 +100,10 @@ class TestErrors(testtools.TestCase):
 
     def test_data_in_whole_gb_and_a_known_host(self):
         exp = rg.Experiment(data_mb=1536)
-        exc = self.assertRaises(rg.LabError, cloud.CloudLab, exp,
+        exc = self.assertRaises(core.LabError, cloud.CloudLab, exp,
                                 FakeCloud(['cmp-a']), 'cmp-a', 'test:///')
         self.assertIn('multiple of 1024', str(exc))
-        exc = self.assertRaises(rg.LabError, cloud.CloudLab,
+        exc = self.assertRaises(core.LabError, cloud.CloudLab,
                                 rg.Experiment(), FakeCloud(['cmp-a']),
                                 'cmp-x', 'test:///')
         self.assertIn("no nova-compute on host 'cmp-x'", str(exc))

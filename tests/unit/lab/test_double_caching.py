@@ -5,8 +5,8 @@ import os
 import fixtures
 import testtools
 
+from watcher_cams.lab import core
 from watcher_cams.lab import double_caching as dc
-from watcher_cams.lab import real_guests
 
 
 def write(root, path, text):
@@ -62,7 +62,7 @@ class TestFitGuestCache(testtools.TestCase):
 
     def test_a_guest_too_small_for_the_cache_is_refused(self):
         guest = FakeGuest(544, 200)
-        exc = self.assertRaises(real_guests.LabError, self.fit, guest, 368)
+        exc = self.assertRaises(core.LabError, self.fit, guest, 368)
         self.assertIn('only 314 MiB of 514 MiB available', str(exc))
         self.assertEqual([], guest.set_kib)
 
@@ -87,7 +87,7 @@ class TestDoubleCaching(testtools.TestCase):
                     {'lfu_cache_mb': 8}, {'lfu_cache_mb': 512},
                     {'guest_mb': 128}, {'guest_cache_mb': 512},
                     {'guest_cache_mb': 320}):
-            self.assertRaises(real_guests.LabError, dc.Experiment, **bad)
+            self.assertRaises(core.LabError, dc.Experiment, **bad)
 
     def test_memory_cgroup_v1_and_v2(self):
         root = self.useFixture(fixtures.TempDir()).path

@@ -10,9 +10,11 @@ import fixtures
 import testtools
 
 from watcher_cams.cmd import lab as lab_cmd
+from watcher_cams.lab import core
+from watcher_cams.lab import guest_results as gr
 from watcher_cams.lab import real_guests as rg
 
-MB = rg.MB
+MB = core.MB
 
 
 def synthetic_run(label, hot_miss, random_miss, window_from=2):
@@ -36,10 +38,10 @@ class TestParameters(testtools.TestCase):
 
     def test_status_line(self):
         self.assertEqual((12, 786432, 1.5, True),
-                         rg.parse_status('12 786432 1.500 1\n'))
-        self.assertEqual((0, 0, 0.0, False), rg.parse_status('0 0 0 0'))
+                         core.parse_status('12 786432 1.500 1\n'))
+        self.assertEqual((0, 0, 0.0, False), core.parse_status('0 0 0 0'))
         for bad in ('', '1 2 3', '1 2 3 4 5', 'a b c d', 'cams-reader: no'):
-            self.assertRaises(ValueError, rg.parse_status, bad)
+            self.assertRaises(ValueError, core.parse_status, bad)
 
     def test_reader_command_is_paced_and_seeded(self):
         exp = rg.Experiment()
@@ -66,7 +68,7 @@ class TestParameters(testtools.TestCase):
             ({'hot_prob': 0}, 'hot_prob'),
         ]
         for changes, words in cases:
-            exc = self.assertRaises(rg.LabError, rg.Experiment, **changes)
+            exc = self.assertRaises(core.LabError, rg.Experiment, **changes)
             self.assertIn(words, str(exc))
 
     def test_budget_is_the_static_total(self):
@@ -83,7 +85,7 @@ class TestResults(testtools.TestCase):
                                  strategies=('static', 'utility'))
 
     def test_rows_have_whole_run_and_window_figures(self):
-        rows = rg.rows(self.exp, {'static': synthetic_run('static', 0.6, 0.9),
+        rows = gr.rows(self.exp, {'static': synthetic_run('static', 0.6, 0.9),
                                   'utility': synthetic_run('utility', 0.2,
                                                            0.95)})
         static, utility = rows
@@ -102,18 +104,18 @@ class TestResults(testtools.TestCase):
     def test_target_is_the_window_miss_ratio_of_hotcold_guests(self):
         runs = {'static': synthetic_run('static', 0.6, 0.9),
                 'utility': synthetic_run('utility', 0.2, 0.95)}
-        [(name, ok, detail)] = rg.checks(self.exp, rg.rows(self.exp, runs))
+        [(name, ok, detail)] = gr.checks(self.exp, gr.rows(self.exp, runs))
         self.assertTrue(ok, detail)
         self.assertIn('3.00x', detail)
         runs['utility'] = synthetic_run('utility', 0.4, 0.95)
-        [(name, ok, detail)] = rg.checks(self.exp, rg.rows(self.exp, runs))
+        [(name, ok, detail)] = gr.checks(self.exp, gr.rows(self.exp, runs))
         self.assertFalse(ok, detail)
         self.assertIn('1.50x', detail)
 
     def test_summary_table_names_every_guest_and_strategy(self):
         runs = {'static': synthetic_run('static', 0.6, 0.9),
                 'utility': synthetic_run('utility', 0.2, 0.95)}
-        text = rg.summary(self.exp, rg.rows(self.exp, runs))
+        text = gr.summary(self.exp, gr.rows(self.exp, runs))
         self.assertEqual(6, len(text.splitlines()))
         self.assertIn('3.00x', text)
 

@@ -15,6 +15,7 @@ from oslo_log import log
 from tempest import config
 from tempest.lib import decorators
 
+from watcher_cams.lab import core
 from watcher_cams.lab import guests as lab_guests
 from watcher_cams.lab import real_guests
 from watcher_cams_tempest_plugin.tests import base
@@ -55,7 +56,7 @@ class TestCacheAwareBalloon(base.ScenarioTest):
             _, dom = self.boot('cams-' + spec.name, flavor)
             # Nova formats the ephemeral disk; the guest sees it as vdb
             # and the reader reads the device.
-            guests[spec.name] = real_guests.GuestRun(
+            guests[spec.name] = core.GuestRun(
                 dom, spec, data_path='/dev/vdb', data_disk='vdb')
         self.apply_actions([
             self.balloon_action(g.uuid, boot_mb, 'tempest: boot size')
@@ -63,7 +64,7 @@ class TestCacheAwareBalloon(base.ScenarioTest):
         for g in guests.values():
             lab_guests.wait_for_balloon(g.dom, boot_mb, timeout=300)
         for seed, g in enumerate(guests.values(), 1):
-            g.start_reader(exp, seed)
+            real_guests.start_reader(g, exp, seed)
         return guests
 
     @decorators.attr(type=['slow'])

@@ -1,0 +1,114 @@
+"""The ``guests`` lab's results: figures per run, targets, tables, plots.
+
+What :func:`watcher_cams.lab.real_guests.run` prints and writes, from the
+runs' series (:class:`watcher_cams.lab.real_guests.Run`), for the local and
+the cloud lab alike.
+"""
+
+from watcher_cams.lab import core
+from watcher_cams.lab.sim import experiment
+from watcher_cams.lab import tables
+
+# The issue's target: the hot/cold guest reads at least this many times
+# less from disk than under static.
+TARGET_REDUCTION = 2.0
+
+
+def _window(run, name, key, since):
+    """Growth of series ``key`` of guest ``name`` from ``since`` s on."""
+    first = next(p for p in run.series if p['t'] >= since)
+    return run.series[-1][key][name] - first[key][name]
+
+
+def rows(exp, runs, scenario='guests'):
+    """results.json rows: whole-run and measured-window figures."""
+    out = []
+    for label, run in runs.items():
+        guests = {}
+        for g in exp.guests:
+            app = run.series[-1]['app_mb'][g.name]
+            disk = run.series[-1]['disk_mb'][g.name]
+            w_app = _window(run, g.name, 'app_mb', exp.measure_from_s)
+            w_disk = _window(run, g.name, 'disk_mb', exp.measure_from_s)
+            guests[g.name] = dict(
+                experiment.guest_figures(app * 1024, disk * 1024),
+                reader=g.reader, final_mb=run.series[-1]['size_mb'][g.name],
+                window_app_read_bytes=int(w_app * core.MB),
+                window_disk_read_bytes=int(w_disk * core.MB),
+                window_miss_ratio=round(w_disk / w_app, 4) if w_app else 0.0)
+        app_kb = sum(v['app_read_bytes'] for v in guests.values()) / 1024
+        disk_kb = sum(v['disk_read_bytes'] for v in guests.values()) / 1024
+        out.append(experiment.row(
+            scenario, exp.point, label, app_kb, disk_kb, None, guests=guests,
+            seconds=run.series[-1]['t'],
+            actions=sum(1 for a in run.actions
+                        if a['outcome'] == 'SUCCEEDED')))
+    return out
+
+
+def checks(exp, result_rows):
+    """The target: the hot/cold guests read >= 2x less than under static."""
+    by = {r['strategy']: r for r in result_rows}
+    found = []
+    for label in exp.strategies[1:]:
+        for g in exp.guests:
+            if g.reader != 'hotcold':
+                continue
+            static = by['static']['guests'][g.name]['window_miss_ratio']
+            ours = by[label]['guests'][g.name]['window_miss_ratio']
+            factor = static / ours if ours else float('inf')
+            found.append((
+                '%s: %s reads >= %.0fx less than static' % (
+                    label, g.name, TARGET_REDUCTION),
+                factor >= TARGET_REDUCTION,
+                'disk/app reads from %d s on: static %.3f, %s %.3f (%.2fx)'
+                % (exp.measure_from_s, static, label, ours, factor)))
+    return found
+
+
+def summary(exp, result_rows):
+    headers = ('strategy', 'guest', 'reader', 'final MiB', 'app MiB',
+               'disk MiB', 'miss ratio', 'window miss', 'vs static')
+    by = {r['strategy']: r for r in result_rows}
+    table_rows = []
+    for r in result_rows:
+        for name, g in r['guests'].items():
+            static = by['static']['guests'][name]['window_miss_ratio']
+            table_rows.append((
+                r['strategy'], name, g['reader'], g['final_mb'],
+                g['app_read_bytes'] // core.MB,
+                g['disk_read_bytes'] // core.MB,
+                '%.3f' % (1 - g['io_reduction']),
+                '%.3f' % g['window_miss_ratio'],
+                '%.2fx' % (static / g['window_miss_ratio'])
+                if g['window_miss_ratio'] else '-'))
+    return tables.table(headers, table_rows)
+
+
+def print_tables(exp, scenario, result_rows, actions, found, out):
+    """The summary, the actions the strategies ran and the targets."""
+    out('\n== %s: %s' % (scenario, exp.point))
+    out(summary(exp, result_rows))
+    if actions:
+        out('\n== actions')
+        out(tables.table(('strategy', 't (s)', 'guest', 'MiB', 'outcome'), [
+            (a['strategy'], a['t'], a['guest'],
+             '%s -> %s' % (a['from_mb'], a['to_mb']), a['outcome'])
+            for a in actions]))
+    out('\n== targets')
+    out(tables.checks(found))
+
+
+def plots(scenario, result_rows, runs, outdir):
+    """The PNG plots: reads per strategy, memory, disk and cache over time.
+
+    Imported here: matplotlib is the 'lab' extra, and the tempest plugin
+    uses this module's guests where it is not installed.
+    """
+    from watcher_cams.lab.sim import plots
+    return [plots.reads_bars(scenario, result_rows, outdir),
+            plots.timeline(scenario, 'lab', runs, outdir),
+            plots.timeline(scenario, 'lab', runs, outdir, key='disk_mb',
+                           what='MiB read from disk', suffix='disk'),
+            plots.timeline(scenario, 'lab', runs, outdir, key='cached_mb',
+                           what='page cache (Cached, MiB)', suffix='cache')]
