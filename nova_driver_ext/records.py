@@ -29,8 +29,6 @@ from watcher_cams import changes as state_store
 
 LOG = log.getLogger(__name__)
 
-KINDS = state_store.KINDS
-
 
 class AgentRecords:
     def __init__(self, state_dir):
@@ -44,7 +42,7 @@ class AgentRecords:
         """
         try:
             entry = self.store.get(uuid)
-            for kind in KINDS:
+            for kind in state_store.KINDS:
                 if kind in entry:
                     self.store.forget(uuid, kind)
                     LOG.info('Instance %s: %s, forgetting the agent\'s %s '

@@ -64,7 +64,17 @@ class TestRealGuestLab(testtools.TestCase):
             self.assertTrue(os.path.getsize(os.path.join(out, name)) > 0)
         self.assertEqual(['cams-paper: hotcold', 'utility: hotcold'],
                          [c[0].split(' reads')[0] for c in checks])
+        # One lab run (some ten minutes under TCG) for every check below.
+        self._check_reads(rows)
+        self._check_sizes(results)
+        # Paper mode moved memory where re-reads are: from the random
+        # reader to the hot/cold one.
+        self.assertTrue([a for a in results['actions']
+                         if a['strategy'] == 'cams-paper'])
+        final = results['series']['cams-paper'][-1]['size_mb']
+        self.assertGreater(final['hotcold'], final['random'])
 
+    def _check_reads(self, rows):
         block = self.exp.block_kib * 1024
         for row in rows:
             for name, g in row['guests'].items():
@@ -76,6 +86,7 @@ class TestRealGuestLab(testtools.TestCase):
                 self.assertLessEqual(g['disk_read_bytes'],
                                      g['app_read_bytes'] + 16 * core.MB)
 
+    def _check_sizes(self, results):
         series = results['series']
         for point in series['static']:
             for g in self.exp.guests:
@@ -96,9 +107,3 @@ class TestRealGuestLab(testtools.TestCase):
                 last = [a for a in actions if a['guest'] == name][-1]
                 self.assertLessEqual(abs(final[name] - last['to_mb']),
                                      SLACK_MB, (label, name))
-        # Paper mode moved memory where re-reads are: from the random
-        # reader to the hot/cold one.
-        self.assertTrue([a for a in results['actions']
-                         if a['strategy'] == 'cams-paper'])
-        final = series['cams-paper'][-1]['size_mb']
-        self.assertGreater(final['hotcold'], final['random'])
