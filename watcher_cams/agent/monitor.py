@@ -135,9 +135,7 @@ class HostMonitor:
         started = time.monotonic()
         domains = self.describe_all(conn)
         described = time.monotonic()
-        recorded = self.state.all()
-        guests = [self._guest_entry(d, recorded.get(u, {}))
-                  for u, d in sorted(domains.items())]
+        guests = self._guest_entries(domains)
         sampled = time.monotonic()
         pairs, sharing_ms = self._add_sharing(domains, guests)
         self.history.keep_only(domains)
@@ -169,6 +167,26 @@ class HostMonitor:
             dedicated_cpus=topology.dedicated_cpus, sharing=pairs,
             enabled=self.opts.enabled)
 
+    def _guest_entries(self, domains):
+        """The report's guest entries; guests that vanish meanwhile go.
+
+        ``domains`` loses them too: a guest deleted while its agent was
+        read is not in this report, and nothing else is lost.
+        """
+        recorded = self.state.all()
+        entries = []
+        for uuid, domain in sorted(domains.items()):
+            try:
+                entries.append(self._guest_entry(domain,
+                                                 recorded.get(uuid, {})))
+            except libvirt.libvirtError as exc:
+                if exc.get_error_code() != libvirt.VIR_ERR_NO_DOMAIN:
+                    raise
+                LOG.info('Guest %s vanished while it was sampled; it is '
+                         'left out of this report', uuid)
+                del domains[uuid]
+        return entries
+
     def _guest_entry(self, domain, recorded):
         entry = report_format.guest_entry(
             domain.uuid, domain.name, domain.max_mb, domain.actual_mb,
@@ -192,9 +210,10 @@ class HostMonitor:
         """The guest's own counters in ``entry``, or why there are none."""
         opts = self.opts
         try:
-            sample = guest_agent.collect(domain.dom, opts.guest_agent_timeout,
-                                         opts.guest_file_max_bytes,
-                                         self.clock)
+            sample = guest_agent.collect(
+                domain.dom, opts.guest_agent_timeout,
+                opts.guest_file_max_bytes, self.clock,
+                total_s=opts.guest_sample_timeout)
             # Parse it as the strategies will, so nonsense that is well
             # formed (MemAvailable > MemTotal...) is caught here as well.
             report_format.parse_sample(sample, domain.max_mb)

@@ -53,6 +53,15 @@ OPTS = [
                  help='Seconds to wait for one guest-agent command. A guest '
                       'that does not answer is reported as such and left '
                       'alone.'),
+    cfg.FloatOpt('guest_sample_timeout', default=15.0, min=1.0,
+                 help='Seconds every guest-agent command of one guest\'s '
+                      'sample may take together (about a dozen commands '
+                      'read three files). A guest that answers slowly or '
+                      'without end (a byte at a time) is reported as timed '
+                      'out and left alone; the other guests are collected. '
+                      'Guests are sampled one after another, so this also '
+                      'bounds how long one guest can delay the host\'s '
+                      'report.'),
     cfg.IntOpt('guest_file_max_bytes', default=65536, min=4096,
                help='Largest amount read from one guest file (/proc/meminfo, '
                     '/proc/vmstat, /proc/pressure/memory). Guests are '

@@ -56,6 +56,12 @@ class FakeDomain:
         self.gone = False            # the domain vanished
         self.balloon_follows = True  # the guest reaches its target
         self.replies = {}            # command name -> raw reply override
+        self.read_bytes = None       # bytes per guest-file-read (None: all)
+        self.endless = False         # file reads never reach the end
+        self.vanish_after = None     # agent commands answered before gone
+        self.commands = 0            # agent commands asked
+        self.clock = None            # a FakeClock each command advances
+        self.command_s = 0.0         # by this many seconds
         self.handles = {}
         self.pid = pid
         self.disk_cache = 'none'     # vda's cache mode
@@ -112,6 +118,12 @@ class FakeDomain:
 
     # The guest agent, as libvirt_qemu.qemuAgentCommand sees it.
     def agent(self, raw):
+        self.commands += 1
+        if self.clock is not None:
+            self.clock.now += self.command_s
+        if self.vanish_after is not None and \
+                self.commands > self.vanish_after:
+            self.gone = True
         self._check()
         if self.agent_error is not None:
             raise self.agent_error
@@ -127,16 +139,32 @@ class FakeDomain:
             self.handles[handle] = [self.files[args['path']], 0]
             return json.dumps({'return': handle})
         if name == 'guest-file-read':
-            data, pos = self.handles[args['handle']]
-            chunk = data[pos:pos + args['count']]
-            self.handles[args['handle']][1] = pos + len(chunk)
-            return json.dumps({'return': {
-                'count': len(chunk), 'eof': pos + len(chunk) >= len(data),
-                'buf-b64': base64.b64encode(chunk).decode()}})
+            return self._read(args['handle'], args['count'])
         if name == 'guest-file-close':
             self.handles.pop(args['handle'], None)
             return json.dumps({'return': {}})
         raise libvirt_error(libvirt.VIR_ERR_INTERNAL_ERROR, 'unknown')
+
+    def _read(self, handle, count):
+        data, pos = self.handles[handle]
+        if self.endless:
+            data = data * (pos // max(1, len(data)) + 2)
+        chunk = data[pos:pos + min(count, self.read_bytes or count)]
+        self.handles[handle][1] = pos + len(chunk)
+        eof = not self.endless and pos + len(chunk) >= len(data)
+        return json.dumps({'return': {
+            'count': len(chunk), 'eof': eof,
+            'buf-b64': base64.b64encode(chunk).decode()}})
+
+
+class FakeClock:
+    """A monotonic clock that moves only when told (FakeDomain.command_s)."""
+
+    def __init__(self, now=1000.0):
+        self.now = now
+
+    def __call__(self):
+        return self.now
 
 
 class FakeConn:

@@ -70,6 +70,28 @@ class TestCollect(AgentTestCase):
         exc = self.assertRaises(libvirt.libvirtError, self.collect)
         self.assertEqual(libvirt.VIR_ERR_NO_DOMAIN, exc.get_error_code())
 
+    def test_endless_byte_at_a_time_answers_stop_at_the_total_time(self):
+        # Each answer one byte, never the end, each after the full 3 s a
+        # command may take: without a total that is 65,536 reads (55 h).
+        clock = fakes.FakeClock()
+        self.dom.read_bytes, self.dom.endless = 1, True
+        self.dom.clock, self.dom.command_s = clock, 3.0
+        exc = self.assertRaises(
+            guest_agent.GuestAgentError, guest_agent.collect, self.dom,
+            timeout=3, max_bytes=65536, total_s=15, monotonic=clock)
+        self.assertEqual(guest_agent.TIMEOUT, exc.status)
+        self.assertLessEqual(self.dom.commands, 6)
+        self.assertLessEqual(clock.now - 1000.0, 18)
+
+    def test_json_nested_too_deep_is_bad_data(self):
+        self.dom.replies['guest-file-open'] = '[' * 100000 + ']' * 100000
+        self.assertStatus(guest_agent.BAD_DATA)
+
+    def test_domain_vanishing_mid_read_is_not_an_agent_problem(self):
+        self.dom.vanish_after = 2  # open, one read, then gone
+        exc = self.assertRaises(libvirt.libvirtError, self.collect)
+        self.assertEqual(libvirt.VIR_ERR_NO_DOMAIN, exc.get_error_code())
+
     def test_huge_file_is_refused_and_closed(self):
         self.dom.files['/proc/meminfo'] = b'x' * 200000
         exc = self.assertStatus(guest_agent.BAD_DATA)

@@ -107,6 +107,42 @@ class TestReport(ManagerTestCase):
         mgr.get_report()
         self.assertIn('readable again', logs.output)
 
+    def _hostile_b(self, status):
+        """B's entry: marked ``status``, no sample, logged once; A intact."""
+        logs = self.useFixture(fixtures.FakeLogger(
+            name='watcher_cams.agent.monitor'))
+        mgr = self.manager(guest_sample_timeout=15)
+        for _ in range(2):
+            rep = mgr.get_report()
+        a, b = rep['guests']
+        self.assertEqual(('ok', A), (a['agent'], a['uuid']))
+        self.assertIn('sample', a)
+        self.assertEqual(status, b['agent'])
+        self.assertNotIn('sample', b)
+        self.assertEqual(1, logs.output.count(B), logs.output)
+
+    def test_endless_guest_agent_costs_only_its_guest(self):
+        clock = fakes.FakeClock()
+        self.useFixture(fixtures.MockPatch('time.monotonic', clock))
+        self.b.read_bytes, self.b.endless = 1, True
+        self.b.clock, self.b.command_s = clock, 3.0
+        self._hostile_b('timeout')
+        # Two reports: a few commands each, not 65,536.
+        self.assertLessEqual(self.b.commands, 12)
+
+    def test_json_nested_too_deep_costs_only_its_guest(self):
+        self.b.replies['guest-file-open'] = '[' * 100000 + ']' * 100000
+        self._hostile_b('bad-data')
+
+    def test_guest_vanishing_while_sampled_leaves_the_others(self):
+        logs = self.useFixture(fixtures.FakeLogger(
+            name='watcher_cams.agent.monitor'))
+        self.b.vanish_after = 2
+        rep = self.manager().get_report()
+        self.assertEqual([A], [g['uuid'] for g in rep['guests']])
+        self.assertIn('sample', rep['guests'][0])
+        self.assertEqual(1, logs.output.count(B), logs.output)
+
     def test_rates_use_an_old_enough_previous_sample(self):
         clock = iter(range(0, 1000, 4))
         mgr = self.manager(min_rate_interval=10)

@@ -3,7 +3,9 @@
 The agent reads /proc/meminfo, /proc/vmstat and /proc/pressure/memory with
 guest-file-open/read/close: no guest changes beyond qemu-ga. Everything that
 comes back is controlled by the tenant, so reads are bounded in size and
-time, and the parsers accept only ``name value`` lines with sane numbers.
+time (each command, and all of one sample's commands together: a guest
+that answers a byte at a time must not hold the host's collection), and
+the parsers accept only ``name value`` lines with sane numbers.
 A failure is a GuestAgentError whose ``status`` says which kind it was;
 the agent reports that status instead of logging an error per poll.
 """
@@ -51,20 +53,40 @@ def _status_of(exc):
 
 
 class GuestAgent:
-    """One guest's agent, with bounded commands."""
+    """One guest's agent, with bounded commands.
 
-    def __init__(self, dom, timeout=3.0, max_bytes=65536):
+    ``timeout`` bounds each command, ``total_s`` all of them together
+    (None: no total), both in seconds of ``monotonic``.
+    """
+
+    def __init__(self, dom, timeout=3.0, max_bytes=65536, total_s=None,
+                 monotonic=None):
         self.dom = dom
-        self.timeout = max(1, int(math.ceil(timeout)))
+        self.timeout = timeout
         self.max_bytes = max_bytes
+        self.monotonic = monotonic or time.monotonic
+        self.deadline = (None if total_s is None
+                         else self.monotonic() + total_s)
+
+    def _command_timeout(self, execute):
+        """Whole seconds this command may take (libvirt takes an int)."""
+        limit = self.timeout
+        if self.deadline is not None:
+            left = self.deadline - self.monotonic()
+            if left <= 0:
+                raise GuestAgentError(TIMEOUT, '%s: the sample took longer '
+                                      'than its total time' % execute)
+            limit = min(limit, left)
+        return max(1, int(math.ceil(limit)))
 
     def command(self, execute, **arguments):
         cmd = {'execute': execute}
         if arguments:
             cmd['arguments'] = arguments
+        timeout = self._command_timeout(execute)
         try:
             raw = libvirt_qemu.qemuAgentCommand(
-                self.dom, json.dumps(cmd), self.timeout, 0)
+                self.dom, json.dumps(cmd), timeout, 0)
         except libvirt.libvirtError as exc:
             if exc.get_error_code() == libvirt.VIR_ERR_NO_DOMAIN:
                 raise
@@ -75,9 +97,10 @@ class GuestAgent:
                                   % execute)
         try:
             reply = json.loads(raw)
-        except ValueError as exc:
-            raise GuestAgentError(BAD_DATA, '%s: reply is not JSON'
-                                  % execute) from exc
+        except (ValueError, RecursionError) as exc:
+            # RecursionError: JSON nested deeper than Python's stack.
+            raise GuestAgentError(BAD_DATA, '%s: reply is not JSON or '
+                                  'nested too deep' % execute) from exc
         if not isinstance(reply, dict) or 'return' not in reply:
             raise GuestAgentError(BAD_DATA, '%s: reply without "return"'
                                   % execute)
@@ -203,9 +226,14 @@ def parse_psi(text):
     return out
 
 
-def collect(dom, timeout=3.0, max_bytes=65536, clock=time.time):
-    """One sample dict in report format (see watcher_cams.policy.report)."""
-    agent = GuestAgent(dom, timeout, max_bytes)
+def collect(dom, timeout=3.0, max_bytes=65536, clock=time.time,
+            total_s=None, monotonic=None):
+    """One sample dict in report format (see watcher_cams.policy.report).
+
+    ``timeout`` bounds each guest-agent command and ``total_s`` the whole
+    sample (seconds); past either it raises GuestAgentError(TIMEOUT).
+    """
+    agent = GuestAgent(dom, timeout, max_bytes, total_s, monotonic)
     sample = {'timestamp': clock(),
               'meminfo': parse_meminfo(agent.read_text('/proc/meminfo')),
               'vmstat': parse_vmstat(agent.read_text('/proc/vmstat'))}
