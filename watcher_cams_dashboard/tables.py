@@ -55,7 +55,12 @@ class InstancesTable(tables.DataTable):
     refaults = tables.Column(lambda r: _number(r.refault_s, '/s'),
                              verbose_name=_('Refaults'))
     reads = tables.Column(lambda r: _number(r.disk_read_mb_s, ' MiB/s'),
-                          verbose_name=_('Disk reads'))
+                          verbose_name=_('Disk reads (guest says)'))
+    host_reads = tables.Column(
+        lambda r: _number(r.host_read_mb_s, ' MiB/s'),
+        verbose_name=_('Disk reads (host-measured)'))
+    usable = tables.Column(lambda r: _mb(r.balloon_usable_mb),
+                           verbose_name=_('Usable (balloon driver)'))
     host_cache = tables.Column(
         lambda r: ('-' if r.host_hit_ratio is None
                    else '%.0f%%' % (100 * r.host_hit_ratio)),

@@ -60,7 +60,9 @@ def overview(host='devstack001'):
              'inactive_file_mb': 290.1, 'used_mb': 292.0,
              'disk_read_mb_s': 4.2, 'refault_s': 310.0, 'activate_s': 120.0,
              'psi_some_avg10': 0.0,
-             'host_cache': {'hit_ratio': 0.25, 'double_caching': True}},
+             'host_cache': {'hit_ratio': 0.25, 'double_caching': True},
+             'host_read_mb_s': 3.9, 'host_read_req_s': 62.0,
+             'balloon': {'usable_mb': 1210, 'available_mb': 1500}},
             {'uuid': U2, 'name': 'instance-00000002', 'max_mb': 1024,
              'actual_mb': 1024, 'floor_mb': None, 'dedicated': False,
              'cpus': [0, 1, 2, 3], 'agent': 'no-agent',
@@ -68,16 +70,23 @@ def overview(host='devstack001'):
              'cache_mb': None, 'active_file_mb': None,
              'inactive_file_mb': None, 'used_mb': None,
              'disk_read_mb_s': None, 'refault_s': None, 'activate_s': None,
-             'psi_some_avg10': None, 'host_cache': None}],
+             'psi_some_avg10': None, 'host_cache': None,
+             'host_read_mb_s': 0.5, 'host_read_req_s': 8.0,
+             'balloon': {'usable_mb': None}}],
         'timeline': {
             U1: [{'t': 940.0, 'actual_mb': 2048, 'cache_mb': 800.0,
                   'disk_read_mb_s': 9.0, 'refault_s': 400.0},
                  {'t': 970.0, 'actual_mb': 1536, 'cache_mb': 880.0,
                   'disk_read_mb_s': 5.0, 'refault_s': 320.0},
                  {'t': 1000.0, 'actual_mb': 1536, 'cache_mb': 900.1,
-                  'disk_read_mb_s': 4.2, 'refault_s': 310.0}],
-            U2: [{'t': 1000.0, 'actual_mb': 1024, 'cache_mb': None,
-                  'disk_read_mb_s': None, 'refault_s': None}]}}
+                  'disk_read_mb_s': 4.2, 'refault_s': 310.0,
+                  'host_read_mb_s': 3.9}],
+            U2: [{'t': 970.0, 'actual_mb': 1024, 'cache_mb': None,
+                  'disk_read_mb_s': None, 'refault_s': None,
+                  'host_read_mb_s': 0.7},
+                 {'t': 1000.0, 'actual_mb': 1024, 'cache_mb': None,
+                  'disk_read_mb_s': None, 'refault_s': None,
+                  'host_read_mb_s': 0.5}]}}
 
 
 def action(uuid, instance, host, reason='', state='SUCCEEDED',
@@ -249,12 +258,18 @@ class TestHost(PanelTestCase):
         self.assertContains(res, 'web-&lt;1&gt;')
         self.assertNotContains(res, 'web-<1>')
         self.assertContains(res, '24000 MiB')
-        # Three charts; the balloon chart has a line per instance.
+        # Four charts; the balloon chart has a line per instance.
         charts = res.context['charts']
-        self.assertEqual(3, len(charts))
+        self.assertEqual(4, len(charts))
         self.assertEqual(2, charts[0].count('<polyline'))
-        # The instance without figures draws no cache line.
+        # The instance without figures draws no cache line, but the host
+        # measures its reads whatever its guest agent does.
         self.assertEqual(1, charts[1].count('<polyline'))
+        self.assertEqual(2, charts[3].count('<polyline'))
+        self.assertEqual((3.9, 1210, 0.5, None),
+                         (web.host_read_mb_s, web.balloon_usable_mb,
+                          db.host_read_mb_s, db.balloon_usable_mb))
+        self.assertContains(res, '3.9 MiB/s')
         self.mock_server_list.assert_called_once_with(
             test.IsHttpRequest(),
             search_opts={'all_tenants': True, 'host': 'devstack001'})

@@ -79,8 +79,14 @@ class TestCollect(base.AgentTestCase):
         before = env.guest(manager.get_report(), uuid)['sample']
         code, _ = lab_guests.guest_exec(self.lab.a, 'cat /mnt/data >/dev/null')
         self.assertEqual(0, code)
-        after = env.guest(manager.get_report(), uuid)['sample']
+        entry = env.guest(manager.get_report(), uuid)
+        after = entry['sample']
         data_kb = os.path.getsize(self.lab.image.data) // 1024 - 32 * 1024
+        # QEMU counted the same reads on the host, without the guest.
+        io = entry['host_io']
+        self.assertGreater(io['read_mb_s'] * io['window_s'] * 1024,
+                           0.9 * data_kb)
+        self.assertGreater(io['read_req_s'], 0)
         grown = after['meminfo']['Cached'] - before['meminfo']['Cached']
         read = after['vmstat']['pgpgin'] - before['vmstat']['pgpgin']
         file_lru = (after['meminfo']['Active(file)']

@@ -23,6 +23,7 @@ from watcher_cams.agent.collectors import ksm as ksm_collector
 from watcher_cams.agent.collectors import process_io
 from watcher_cams.agent.collectors import sharing as sharing_collector
 from watcher_cams.policy import host_cache
+from watcher_cams.policy import host_io
 from watcher_cams.policy import report as report_format
 
 LOG = log.getLogger(__name__)
@@ -112,6 +113,9 @@ class HostMonitor:
         self.history = report_format.SampleHistory(opts.min_rate_interval)
         # The host-side I/O counters of each guest, for host_cache windows.
         self.io_history = report_format.SampleHistory(opts.min_rate_interval)
+        # QEMU's block and balloon counters of each guest, for host_io.
+        self.block_history = report_format.SampleHistory(
+            opts.min_rate_interval)
         self._sharing = (0.0, [], {})  # (time, pairs, ram pages per uuid)
 
     def describe_all(self, conn):
@@ -138,8 +142,8 @@ class HostMonitor:
         guests = self._guest_entries(domains)
         sampled = time.monotonic()
         pairs, sharing_ms = self._add_sharing(domains, guests)
-        self.history.keep_only(domains)
-        self.io_history.keep_only(domains)
+        for history in (self.history, self.io_history, self.block_history):
+            history.keep_only(domains)
         self.problems.keep_only(list(domains) + [SHARING_PROBLEM])
         report = self._host_report(guests, pairs)
         view = report_format.parse_host(report)
@@ -188,6 +192,7 @@ class HostMonitor:
         return entries
 
     def _guest_entry(self, domain, recorded):
+        now = self.clock()  # of the host-side counters
         entry = report_format.guest_entry(
             domain.uuid, domain.name, domain.max_mb, domain.actual_mb,
             base_mb=(domain.flavor_mb if domain.flavor_mb
@@ -195,7 +200,8 @@ class HostMonitor:
             vcpus=domain.vcpus, dedicated=self.pinning.dedicated(domain),
             cpus=domain.vcpu_cpus, ram_pages=domain.max_mb * 256,
             policy_state=recorded.get('policy_state'),
-            host_cache=self._host_cache(domain),
+            host_cache=self._host_cache(domain, now),
+            host_io=self._host_io(domain, now),
             domain_name=domain.domain_name,
             emulator_cpus=domain.emulator_cpus, qemu_pid=domain.qemu_pid,
             ksm_merging_pages=ksm_collector.process_merging_pages(
@@ -225,10 +231,10 @@ class HostMonitor:
             entry['sample'] = sample
             entry['previous'] = self.history.add(domain.uuid, sample)
 
-    def _host_cache(self, domain):
+    def _host_cache(self, domain, now):
         """The guest's reads through host-cached disks since a window ago."""
         sample = host_cache.io_sample(
-            self.clock(), domain.qemu_pid, domain.disks,
+            now, domain.qemu_pid, domain.disks,
             process_io.read_bytes(domain.qemu_pid, self.root))
         if sample is None:
             return None
@@ -236,6 +242,19 @@ class HostMonitor:
             sample, self.io_history.add(domain.uuid, sample),
             self.opts.host_cache_min_read_mb)
         return svc.as_dict() if svc else None
+
+    def _host_io(self, domain, now):
+        """QEMU's reads for the guest over a rate window, as a dict.
+
+        With its balloon's counters (HostIo.as_dict); None before a window
+        exists.
+        """
+        sample = host_io.io_sample(now, domain.qemu_pid,
+                                   domain.actual_mb, domain.disks,
+                                   domain.balloon)
+        found = host_io.window(sample,
+                               self.block_history.add(domain.uuid, sample))
+        return found.as_dict() if found else None
 
     def _add_sharing(self, domains, guests):
         """(pairs, ms spent); each guest's ``ram_pages`` from the matrix."""

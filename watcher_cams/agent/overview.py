@@ -24,10 +24,20 @@ Format (version 1)::
                 "dedicated", "cpus": [0, 1], "agent": "ok", "problem",
                 "cache_mb", "active_file_mb", "inactive_file_mb",
                 "used_mb", "disk_read_mb_s", "refault_s", "activate_s",
-                "psi_some_avg10", "host_cache": HOST_CACHE or null}
+                "psi_some_avg10", "host_cache": HOST_CACHE or null,
+                "host_read_mb_s", "host_read_req_s", "host_io": HOST_IO or
+                null, "balloon": BALLOON}
 
-    POINT = {"t", "actual_mb", "cache_mb", "disk_read_mb_s", "refault_s"}
+    BALLOON = {"usable_mb", "available_mb", "unused_mb", "disk_caches_mb",
+               "rss_mb"}
 
+    POINT = {"t", "actual_mb", "cache_mb", "disk_read_mb_s", "refault_s",
+             "host_read_mb_s"}
+
+``disk_read_mb_s`` is what the guest says it read (its pgpgin); the
+``host_`` figures are what QEMU read for it (HOST_IO of
+:mod:`watcher_cams.policy.report`), whatever the guest says. ``balloon``
+is what the guest's balloon driver reports (null where it gives nothing).
 Figures a guest did not give (no guest agent, bad data) are null; its
 ``problem`` says why.
 """
@@ -38,6 +48,8 @@ from watcher_cams.policy import guards
 from watcher_cams.policy import model
 
 VERSION = 1
+# libvirt memoryStats levels (KiB) shown in MiB.
+BALLOON_LEVELS = ('usable', 'available', 'unused', 'disk_caches', 'rss')
 
 
 def _round(value, digits=3):
@@ -45,9 +57,12 @@ def _round(value, digits=3):
 
 
 def _figures(guest):
-    """The guest's own figures: its cache and the rates between samples."""
+    """A guest's figures: its own (cache, rates) and the host-measured."""
     sample, rates = guest.sample, model.rates(guest)
+    io = guest.host_io
     return {
+        'host_read_mb_s': _round(io and io.read_mb_s),
+        'host_read_req_s': _round(io and io.read_req_s, 1),
         'cache_mb': _round(sample and sample.cached_kb / model.KB_PER_MB, 1),
         'active_file_mb': _round(sample and sample.active_file_mb, 1),
         'inactive_file_mb': _round(sample and sample.inactive_file_mb, 1),
@@ -59,7 +74,15 @@ def _figures(guest):
     }
 
 
-def _instance(guest, cfg, agent_status):
+def _balloon(entry):
+    """The balloon driver's memory levels of a report's guest entry."""
+    stats = entry.get('balloon') or {}
+    return {'%s_mb' % k: (stats[k] // 1024
+                          if isinstance(stats.get(k), int) else None)
+            for k in BALLOON_LEVELS}
+
+
+def _instance(guest, cfg, entry):
     return dict(
         _figures(guest),
         uuid=guest.uuid, name=guest.name, max_mb=guest.max_mb,
@@ -67,9 +90,12 @@ def _instance(guest, cfg, agent_status):
         floor_mb=guards.floor_mb(guest, cfg) if guest.sample else None,
         dedicated=guest.dedicated_cpus,
         cpus=sorted({c for vcpu in guest.cpus for c in vcpu}),
-        agent=agent_status, problem=guest.problem,
+        agent=entry.get('agent'), problem=guest.problem,
         host_cache=(guest.host_cache.as_dict()
-                    if guest.host_cache is not None else None))
+                    if guest.host_cache is not None else None),
+        host_io=(guest.host_io.as_dict()
+                 if guest.host_io is not None else None),
+        balloon=_balloon(entry))
 
 
 def _llc(view):
@@ -107,7 +133,8 @@ class Timeline:
                            'actual_mb': guest.actual_mb,
                            'cache_mb': figures['cache_mb'],
                            'disk_read_mb_s': figures['disk_read_mb_s'],
-                           'refault_s': figures['refault_s']})
+                           'refault_s': figures['refault_s'],
+                           'host_read_mb_s': figures['host_read_mb_s']})
         for uuid in set(self._series) - {g.uuid for g in view.guests}:
             del self._series[uuid]
 
@@ -125,7 +152,7 @@ def build(report, view, account, cfg, timeline, since=None):
     gives the floors the agent enforces.
     """
     ksm = report.get('ksm') or {}
-    agents = {g.get('uuid'): g.get('agent') for g in report['guests']}
+    entries = {g.get('uuid'): g for g in report['guests']}
     return {
         'version': VERSION, 'host': report['host'],
         'timestamp': report['timestamp'],
@@ -141,7 +168,7 @@ def build(report, view, account, cfg, timeline, since=None):
         'ksm': {k: ksm.get(k) for k in ('run', 'pages_shared',
                                         'pages_sharing')},
         'llc': _llc(view),
-        'instances': [_instance(g, cfg, agents.get(g.uuid))
+        'instances': [_instance(g, cfg, entries.get(g.uuid, {}))
                       for g in view.guests],
         'timeline': timeline.since(since),
     }

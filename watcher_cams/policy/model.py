@@ -96,6 +96,9 @@ class GuestView:
     # Reads through host-cached disks (policy.host_cache.HostCacheService);
     # measured on the host, so present whatever the guest agent says.
     host_cache: Optional[object] = None
+    # Host-measured reads and balloon counters over the rate window
+    # (policy.host_io.HostIo); present without a guest agent too.
+    host_io: Optional[object] = None
 
     @property
     def has_data(self) -> bool:

@@ -14,6 +14,7 @@ A report is a JSON-able dict (version 1)::
                  "dedicated": false, "cpus": [[0, 1]], "ram_pages": 524288,
                  "agent": "ok", "error": null, "policy_state": {},
                  "host_cache": HOST_CACHE or null,
+                 "host_io": HOST_IO or null,
                  "sample": SAMPLE, "previous": SAMPLE}]}
 
     SAMPLE = {"timestamp": 1700000000.0,
@@ -30,8 +31,15 @@ A report is a JSON-able dict (version 1)::
                   "guest_read_mb": 120.0, "storage_read_mb": 110.4,
                   "hit_ratio": 0.08, "double_caching": true}
 
-``host_cache`` (:mod:`watcher_cams.policy.host_cache`) is measured on the
-host; a malformed one is dropped, the guest is kept.
+    HOST_IO = {"window_s": 30.0, "start_mb": 1024, "end_mb": 1024,
+               "read_mb_s": 2.5, "read_req_s": 40.0,
+               "disks": [{"dev": "vda", "read_mb_s": 2.5,
+                          "read_req_s": 40.0}],
+               "balloon_s": {"major_fault": 12.0, "swap_in": 0.0}}
+
+``host_cache`` (:mod:`watcher_cams.policy.host_cache`) and ``host_io``
+(:mod:`watcher_cams.policy.host_io`) are measured on the host, whatever
+the guest agent says; a malformed one is dropped, the guest is kept.
 
 Guest samples come from inside tenant VMs and are untrusted: a guest whose
 sample is malformed, out of range or inconsistent with its size keeps its
@@ -43,6 +51,7 @@ import collections
 import math
 
 from watcher_cams.policy import host_cache
+from watcher_cams.policy import host_io
 from watcher_cams.policy import model
 
 VERSION = 1
@@ -50,6 +59,8 @@ MAX_COUNTER = 1 << 62
 MAX_MB = 1 << 30  # 1 PiB: anything larger is nonsense
 MAX_GUESTS = 4096
 MAX_STATE_CHARS = 16384
+# Far above any disk's or balloon counter's rate: larger is nonsense.
+MAX_RATE = 1e9
 
 MEMINFO_KEYS = {'MemTotal': 'mem_total_kb',
                 'MemAvailable': 'mem_available_kb',
@@ -177,6 +188,45 @@ def parse_host_cache(data):
             ratio, 'host_cache.hit_ratio', 0.0, 1.0))
 
 
+def parse_host_io(data):
+    """A HostIo from a guest entry's ``host_io``."""
+    data = _dict(data, 'host_io')
+    balloon = _dict(data.get('balloon_s', {}), 'host_io.balloon_s')
+    return host_io.HostIo(
+        window_s=_float(data.get('window_s'), 'host_io.window_s', 1e-3,
+                        86400.0),
+        start_mb=_int(data.get('start_mb'), 'host_io.start_mb', 0, MAX_MB),
+        end_mb=_int(data.get('end_mb'), 'host_io.end_mb', 0, MAX_MB),
+        read_mb_s=_float(data.get('read_mb_s'), 'host_io.read_mb_s',
+                         high=MAX_RATE),
+        read_req_s=_float(data.get('read_req_s'), 'host_io.read_req_s',
+                          high=MAX_RATE),
+        disks=tuple(host_io.DiskReads(
+            _str(_dict(d, 'host_io.disks').get('dev'), 'host_io.dev', 64),
+            _float(d.get('read_mb_s'), 'host_io.disk.read_mb_s',
+                   high=MAX_RATE),
+            _float(d.get('read_req_s'), 'host_io.disk.read_req_s',
+                   high=MAX_RATE))
+            for d in _list(data.get('disks', []), 'host_io.disks', 256)),
+        balloon_s=tuple(
+            (k, _float(balloon[k], ('host_io.balloon_s[%s]', k),
+                       high=MAX_RATE))
+            for k in host_io.BALLOON_COUNTERS if k in balloon))
+
+
+def _host_measured(data):
+    """The guest's host-measured parts; a malformed one is dropped."""
+    found = {}
+    for key, parse in (('host_cache', parse_host_cache),
+                       ('host_io', parse_host_io)):
+        if data.get(key) is not None:
+            try:
+                found[key] = parse(data[key])
+            except ReportError:
+                pass
+    return found
+
+
 def parse_guest(data):
     """A GuestView; guest-side problems become ``problem``, not errors."""
     data = _dict(data, 'guest')
@@ -203,11 +253,7 @@ def parse_guest(data):
         view['policy_state'] = _policy_state(data.get('policy_state'))
     except ReportError:
         view['policy_state'] = {}
-    if data.get('host_cache') is not None:
-        try:
-            view['host_cache'] = parse_host_cache(data['host_cache'])
-        except ReportError:
-            pass
+    view.update(_host_measured(data))
     if data.get('agent', 'ok') != 'ok':
         view['problem'] = 'guest agent %s: %s' % (
             str(data.get('agent'))[:32], str(data.get('error') or '')[:200])
@@ -318,7 +364,8 @@ def ksm_counters(pages_shared=0, pages_sharing=0, pages_unshared=0,
 def guest_entry(uuid, name, max_mb, actual_mb, *, sample=None,
                 previous=None, base_mb=None, vcpus=1, dedicated=False,
                 cpus=([0, 1],), ram_pages=None, policy_state=None,
-                agent='ok', error=None, host_cache=None, **host_facts):
+                agent='ok', error=None, host_cache=None, host_io=None,
+                **host_facts):
     """One guest of a report.
 
     ``ram_pages`` defaults to the balloon size in 4 KiB pages; a guest
@@ -333,7 +380,7 @@ def guest_entry(uuid, name, max_mb, actual_mb, *, sample=None,
         cpus=[list(c) for c in cpus],
         ram_pages=actual_mb * 256 if ram_pages is None else ram_pages,
         policy_state=dict(policy_state or {}), host_cache=host_cache,
-        agent=agent, error=error, **host_facts)
+        host_io=host_io, agent=agent, error=error, **host_facts)
     if sample is not None:
         entry.update(sample=sample, previous=previous)
     return entry

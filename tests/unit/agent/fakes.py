@@ -66,6 +66,8 @@ class FakeDomain:
         self.pid = pid
         self.disk_cache = 'none'     # vda's cache mode
         self.rd_bytes = 4096         # vda's bytes read by the guest
+        self.rd_req = 1              # and its read requests
+        self.balloon_stats = {}      # more memoryStats (major_fault...)
 
     def _check(self):
         if self.gone:
@@ -89,7 +91,8 @@ class FakeDomain:
 
     def memoryStats(self):
         self._check()
-        return {'actual': self.actual_kib, 'usable': 1000}
+        return dict({'usable': 1000}, **self.balloon_stats,
+                    actual=self.actual_kib)
 
     def vcpuPinInfo(self, flags):
         self._check()
@@ -101,7 +104,7 @@ class FakeDomain:
 
     def blockStats(self, dev):
         self._check()
-        return (1, self.rd_bytes, 0, 0, -1)
+        return (self.rd_req, self.rd_bytes, 0, 0, -1)
 
     def setMemoryFlags(self, kib, flags):
         self._check()

@@ -5,6 +5,7 @@ import multiprocessing
 import os
 
 import fixtures
+import libvirt
 import testtools
 
 from tests.unit.agent import fakes
@@ -142,6 +143,43 @@ class TestReport(ManagerTestCase):
         self.assertEqual([A], [g['uuid'] for g in rep['guests']])
         self.assertIn('sample', rep['guests'][0])
         self.assertEqual(1, logs.output.count(B), logs.output)
+
+    def test_host_measured_reads_need_no_guest_agent(self):
+        clock = iter(range(0, 1000, 10))
+        mgr = self.manager(min_rate_interval=10)
+        mgr.monitor.clock = lambda: float(next(clock))
+        self.b.agent_error = fakes.libvirt_error(
+            libvirt.VIR_ERR_AGENT_UNRESPONSIVE, 'not connected')
+        self.b.balloon_stats = {'major_fault': 100, 'swap_in': 0}
+        first = mgr.get_report()['guests'][1]
+        self.assertIsNone(first['host_io'])  # no window yet
+        self.b.rd_bytes += 64 << 20
+        self.b.rd_req += 1024
+        self.b.balloon_stats['major_fault'] += 640
+        self.b.balloon_stats['usable'] = 900 * 1024
+        self.b.actual_kib = 768 * 1024
+        rep = mgr.get_report()
+        io = rep['guests'][1]['host_io']
+        self.assertEqual('missing', rep['guests'][1]['agent'])
+        self.assertEqual((1024, 768), (io['start_mb'], io['end_mb']))
+        seconds = io['window_s']
+        self.assertAlmostEqual(64 / seconds, io['read_mb_s'], 3)
+        self.assertAlmostEqual(1024 / seconds, io['read_req_s'], 2)
+        self.assertAlmostEqual(640 / seconds,
+                               io['balloon_s']['major_fault'], 2)
+        view = report.parse_host(rep)
+        self.assertAlmostEqual(64 / seconds, view.guests[1].host_io.read_mb_s,
+                               3)
+        self.assertEqual(0.0, view.guests[0].host_io.read_mb_s)
+        # The overview shows them, and the balloon driver's levels.
+        ov = mgr.get_overview()
+        b = ov['instances'][1]
+        self.assertEqual('missing', b['agent'])
+        self.assertGreater(b['host_read_mb_s'], 0)
+        self.assertEqual(io['end_mb'], b['host_io']['end_mb'])
+        self.assertEqual(900, b['balloon']['usable_mb'])
+        self.assertIsNone(b['balloon']['disk_caches_mb'])
+        self.assertIn('host_read_mb_s', ov['timeline'][B][-1])
 
     def test_rates_use_an_old_enough_previous_sample(self):
         clock = iter(range(0, 1000, 4))

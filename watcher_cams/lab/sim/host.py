@@ -18,6 +18,7 @@ import math
 from typing import Optional
 
 from watcher_cams.lab.sim import cache as cache_mod
+from watcher_cams.policy import host_io
 from watcher_cams.policy import model
 from watcher_cams.policy import report as report_format
 
@@ -62,6 +63,10 @@ class SimGuest:
             0, block_gib=block_kb / (KB * KB))
         self.traffic = Traffic()
         self.pgpgin_kb = 0
+        # What QEMU read for the guest's disk (its block statistics): the
+        # guest cache's misses, whatever the guest reports.
+        self.disk_read_kb = 0
+        self.disk_read_req = 0
         self.psi_some = 0.0
         self.activated_pages_seen = 0
         # Free memory above the low watermark (KiB): see reclaim().
@@ -130,6 +135,12 @@ class SimGuest:
             len(c) * self.block_kb - slack, active, inactive - slack,
             self.committed_mb * KB, self.vmstat(), self.psi_some)
 
+    def io_sample(self, now):
+        """QEMU's counters of the guest (host_io.io_sample), one disk."""
+        return host_io.io_sample(
+            now, 1, self.size_mb, [{'dev': 'vda', 'rd_req': self.disk_read_req,
+                                    'rd_bytes': self.disk_read_kb * KB}], {})
+
 
 class KsmModel:
     """Merged pages from content identical across guests.
@@ -174,6 +185,7 @@ class SimHost:
         self.overcommit_mb = 0.0
         # As the agent does: rates over the newest sample at least this old.
         self.history = report_format.SampleHistory(rate_window_s)
+        self.io_history = report_format.SampleHistory(rate_window_s)
 
     def ksm_saved_mb(self):
         return self.ksm.saved_mb(self.guests, self.now) if self.ksm else 0.0
@@ -195,6 +207,8 @@ class SimHost:
             self._step_through_host(per_guest, traffic)
         for g, t in zip(self.guests, traffic):
             g.pgpgin_kb += t.guest_miss_kb
+            g.disk_read_kb += t.guest_miss_kb
+            g.disk_read_req += t.guest_miss_kb // g.block_kb
             g.reclaim(t.guest_miss_kb)
             if measure:
                 g.traffic.add(t)
@@ -235,6 +249,7 @@ class SimHost:
         """The agent's background collection: samples kept for rates."""
         for g in self.guests:
             self.history.add(g.uuid, g.sample(self.now))
+            self.io_history.add(g.uuid, g.io_sample(self.now))
 
     def report(self):
         """The compute-node agent's report of this host now.
@@ -244,11 +259,13 @@ class SimHost:
         saved_pages = int(self.ksm_saved_mb() * 256)
         guests = []
         for g in self.guests:
-            sample = g.sample(self.now)
+            sample, io = g.sample(self.now), g.io_sample(self.now)
+            window = host_io.window(io, self.io_history.add(g.uuid, io))
             guests.append(report_format.guest_entry(
                 g.uuid, g.name, g.max_mb, g.size_mb, sample=sample,
                 previous=self.history.add(g.uuid, sample),
-                base_mb=g.base_mb, policy_state=g.policy_state))
+                base_mb=g.base_mb, policy_state=g.policy_state,
+                host_io=window and window.as_dict()))
         return report_format.host_report(
             self.name, self.now, self.ram_mb, self.reserved_mb, guests,
             ksm=report_format.ksm_counters(
