@@ -9,10 +9,13 @@ import libvirt
 
 from tests.functional import base
 from tests.functional import env
+from watcher_cams.agent.collectors import host as host_collector
 from watcher_cams.agent import controllers
 from watcher_cams.lab import double_caching
 from watcher_cams.lab import guests as lab_guests
+from watcher_cams.policy import claims
 from watcher_cams.policy import report as report_format
+from watcher_cams.policy import utility
 
 
 def wait_for(predicate, timeout=60.0, step=0.5):
@@ -304,3 +307,76 @@ class TestPinning(base.AgentTestCase):
         for cpus in ([0], [], [1, 99], ['1'], 'x'):
             self.assertRaises(controllers.Refused, manager.set_affinity,
                               uuid, cpus)
+
+
+class TestForgedProc(base.AgentTestCase):
+    """A guest whose root forges /proc gains nothing from it.
+
+    Its root bind-mounts crafted files over /proc/vmstat and
+    /proc/pressure/memory (as LXCFS does over /proc/meminfo), read through
+    the guest agent as usual: huge reads and refaults, PSI 100, while QEMU
+    reads next to nothing for it.
+    """
+
+    FORGED_MB = 10240  # claimed read per report, in MiB
+
+    def forge(self, dom, step):
+        pages = step * self.FORGED_MB * 256
+        vmstat = ('pgpgin %d\npgmajfault 0\nworkingset_refault_file %d\n'
+                  'workingset_activate_file %d\n'
+                  % (step * self.FORGED_MB * 1024, pages, pages))
+        code, _ = lab_guests.guest_exec(
+            dom, "printf '%s' > /tmp/vmstat.forged; printf 'some avg10=100.00"
+            " avg60=100.00 avg300=100.00 total=%d\\nfull avg10=100.00 avg60="
+            "100.00 avg300=100.00 total=%d\\n' > /tmp/psi.forged"
+            % (vmstat.replace('\n', '\\n'), step * 10 ** 9, step * 10 ** 9))
+        self.assertEqual(0, code)
+
+    def mount_forgeries(self, dom):
+        self.forge(dom, 1)
+        code, out = lab_guests.guest_exec(
+            dom, 'mount -o bind /tmp/vmstat.forged /proc/vmstat && '
+            'mount -o bind /tmp/psi.forged /proc/pressure/memory && '
+            'grep pgpgin /proc/vmstat')
+        self.assertEqual(0, code, out)
+        self.addCleanup(lab_guests.guest_exec, dom,
+                        'umount /proc/vmstat; umount /proc/pressure/memory')
+
+    def test_forged_counters_gain_nothing_and_are_flagged(self):
+        liar, honest = self.lab.a, self.lab.b
+        liar_uuid, honest_uuid = liar.UUIDString(), honest.UUIDString()
+        # The liar below its flavor and no free memory on the host: it
+        # could grow only by taking from its neighbour.
+        liar_mb = env.GUEST_MB - 128
+        liar.setMemoryFlags(liar_mb * 1024, libvirt.VIR_DOMAIN_AFFECT_LIVE)
+        self.assertBalloon(liar_mb, liar)
+        total_mb = host_collector.meminfo_kb()['MemTotal'] // 1024
+        manager = self.manager(
+            min_rate_interval=1,
+            reserved_host_memory_mb=total_mb - liar_mb - env.GUEST_MB)
+        self.mount_forgeries(liar)
+        manager.get_report()
+        time.sleep(1.5)
+        self.forge(liar, 2)
+        report = manager.get_report()
+
+        entry = env.guest(report, liar_uuid)
+        self.assertTrue(entry['claims'].startswith(claims.DISAGREE),
+                        entry.get('claims'))
+        self.assertNotIn('claims', env.guest(report, honest_uuid))
+        view = report_format.parse_host(report)
+        moves = {m.instance: m.delta_mb
+                 for m in utility.plan(view, manager.cfg).moves}
+        self.assertEqual(0, moves.get(liar_uuid, 0))
+        self.assertEqual(0, moves.get(honest_uuid, 0))
+        overview = {i['uuid']: i for i in manager.get_overview()['instances']}
+        self.assertTrue(
+            overview[liar_uuid]['problem'].startswith(claims.DISAGREE))
+        # The premise: had the host measured what the liar claims, the
+        # allocator would have given it its neighbour's memory.
+        entry['host_io']['read_mb_s'] = entry['host_io']['read_mb_s'] + (
+            self.FORGED_MB / entry['host_io']['window_s'])
+        believed = report_format.parse_host(report)
+        moves = {m.instance: m.delta_mb
+                 for m in utility.plan(believed, manager.cfg).moves}
+        self.assertGreater(moves.get(liar_uuid, 0), 0)

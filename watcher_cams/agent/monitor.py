@@ -22,6 +22,7 @@ from watcher_cams.agent.collectors import host as host_collector
 from watcher_cams.agent.collectors import ksm as ksm_collector
 from watcher_cams.agent.collectors import process_io
 from watcher_cams.agent.collectors import sharing as sharing_collector
+from watcher_cams.policy import claims
 from watcher_cams.policy import host_cache
 from watcher_cams.policy import host_io
 from watcher_cams.policy import report as report_format
@@ -80,10 +81,12 @@ class ProblemLog:
         if problem == before:
             return
         if problem:
-            # A guest without an agent is a normal (if unhelpful) setup;
-            # anything else is an error worth an operator's look.
+            # A guest without an agent is a normal (if unhelpful) setup,
+            # and one whose claims the host disproves is its tenant's
+            # doing; anything else is an error worth an operator's look.
             level = (logging.WARNING
-                     if problem.startswith(guest_agent.MISSING)
+                     if problem.startswith((guest_agent.MISSING,
+                                            claims.DISAGREE))
                      else logging.ERROR)
             LOG.log(level, 'Guest %s: %s; it is reported as such and left '
                     'alone until this clears', uuid, problem)
@@ -147,6 +150,7 @@ class HostMonitor:
         self.problems.keep_only(list(domains) + [SHARING_PROBLEM])
         report = self._host_report(guests, pairs)
         view = report_format.parse_host(report)
+        self._note_problems(report['guests'], view)
         account = accounting.account(
             view, self.cfg, {g['uuid']: g['ksm_merging_pages'] or 0
                              for g in guests})
@@ -170,6 +174,23 @@ class HostMonitor:
             llc=topology.llc_domains, shared_cpus=topology.shared_cpus,
             dedicated_cpus=topology.dedicated_cpus, sharing=pairs,
             enabled=self.opts.enabled)
+
+    def _note_problems(self, entries, view):
+        """Log each guest's problem once; flag claims the host disproves.
+
+        The parser drops a guest's samples when what it says it read
+        disagrees with what QEMU read for it (:mod:`policy.claims`); the
+        report says so in the guest's ``claims``.
+        """
+        for entry in entries:
+            guest = view.guest(entry['uuid'])
+            problem = None
+            if entry['error'] is not None:
+                problem = '%s: %s' % (entry['agent'], entry['error'])
+            elif guest.problem and guest.problem.startswith(claims.DISAGREE):
+                entry['claims'] = guest.problem
+                problem = claims.DISAGREE
+            self.problems.update(entry['uuid'], problem)
 
     def _guest_entries(self, domains):
         """The report's guest entries; guests that vanish meanwhile go.
@@ -208,8 +229,6 @@ class HostMonitor:
                 domain.qemu_pid, self.root),
             balloon=domain.balloon, disks=domain.disks)
         self._add_sample(entry, domain)
-        self.problems.update(domain.uuid, None if entry['error'] is None
-                             else '%s: %s' % (entry['agent'], entry['error']))
         return entry
 
     def _add_sample(self, entry, domain):

@@ -48,8 +48,10 @@ sample, so no policy moves it. A malformed host part raises ReportError.
 """
 
 import collections
+import dataclasses
 import math
 
+from watcher_cams.policy import claims
 from watcher_cams.policy import host_cache
 from watcher_cams.policy import host_io
 from watcher_cams.policy import model
@@ -266,7 +268,16 @@ def parse_guest(data):
     except ReportError as exc:
         view.pop('sample', None)
         view['problem'] = 'bad guest data: %s' % exc
-    return model.GuestView(**view)
+    return _believed(model.GuestView(**view))
+
+
+def _believed(guest):
+    """``guest`` without its samples if they disagree with the host's."""
+    why = claims.disagreement(guest)
+    if why is None:
+        return guest
+    return dataclasses.replace(guest, sample=None, previous=None,
+                               problem=why)
 
 
 def parse_host(data, only=None):

@@ -17,6 +17,7 @@ from watcher_cams.agent import manager as agent_manager
 from watcher_cams import changes as state_store
 from watcher_cams import conf as cams_conf
 from watcher_cams.conf import guards as guards_conf
+from watcher_cams.policy import claims
 from watcher_cams.policy import model
 from watcher_cams.policy import report
 
@@ -180,6 +181,33 @@ class TestReport(ManagerTestCase):
         self.assertEqual(900, b['balloon']['usable_mb'])
         self.assertIsNone(b['balloon']['disk_caches_mb'])
         self.assertIn('host_read_mb_s', ov['timeline'][B][-1])
+
+    def test_claims_the_host_disproves_are_flagged_once(self):
+        logs = self.useFixture(fixtures.FakeLogger(
+            name='watcher_cams.agent.monitor'))
+        clock = iter(range(0, 1000, 10))
+        mgr = self.manager(min_rate_interval=10)
+        mgr.monitor.clock = lambda: float(next(clock))
+        mgr.get_report()
+        for step in range(1, 4):
+            # B says it read 10 GiB more each time; QEMU read 1 MiB.
+            self.b.files['/proc/vmstat'] = fakes.VMSTAT.replace(
+                'pgpgin 98324', 'pgpgin %d' % (98324 + step * 10 << 20)
+            ).encode()
+            self.b.rd_bytes += 1 << 20
+            rep = mgr.get_report()
+        a, b = rep['guests']
+        self.assertNotIn('claims', a)
+        self.assertTrue(b['claims'].startswith(claims.DISAGREE))
+        self.assertIn('QEMU read', b['claims'])
+        ov = mgr.get_overview()['instances'][1]
+        self.assertTrue(ov['problem'].startswith(claims.DISAGREE))
+        self.assertIsNone(ov['floor_mb'])
+        self.assertEqual(1, logs.output.count(B), logs.output)
+        # Still claiming at the change: not believed, so not moved.
+        self.b.files['/proc/vmstat'] = fakes.VMSTAT.replace(
+            'pgpgin 98324', 'pgpgin %d' % (98324 + 4 * 10 << 20)).encode()
+        self.assertRaises(controllers.Refused, mgr.set_balloon, B, 1000)
 
     def test_rates_use_an_old_enough_previous_sample(self):
         clock = iter(range(0, 1000, 4))
