@@ -260,15 +260,43 @@ def parse_guest(data):
         view['problem'] = 'guest agent %s: %s' % (
             str(data.get('agent'))[:32], str(data.get('error') or '')[:200])
         return model.GuestView(**view)
+    limit_kb = _physical_limit_kb(data, max_mb)
     try:
-        view['sample'] = parse_sample(data.get('sample'), max_mb)
+        view['sample'] = _bounded(parse_sample(data.get('sample'), max_mb),
+                                  limit_kb)
         if data.get('previous') is not None:
-            view['previous'] = parse_sample(data['previous'], max_mb,
-                                            'previous')
+            view['previous'] = _bounded(
+                parse_sample(data['previous'], max_mb, 'previous'), limit_kb)
     except ReportError as exc:
         view.pop('sample', None)
         view['problem'] = 'bad guest data: %s' % exc
     return _believed(model.GuestView(**view))
+
+
+def _physical_limit_kb(data, max_mb):
+    """The most memory (KiB) the guest can be using.
+
+    Its flavor maximum, or what its QEMU holds on the host (libvirt's
+    ``rss``, measured there) if that is less.
+    """
+    limit = max_mb * 1024
+    rss = (data.get('balloon') or {}).get('rss')
+    if type(rss) is int and 0 < rss < limit:
+        limit = rss
+    return limit
+
+
+def _bounded(sample, limit_kb):
+    """``sample`` with Committed_AS no larger than physically possible.
+
+    Committed_AS may honestly exceed the guest's RAM (overcommit), but a
+    guest cannot use more than it has, nor more than the host gave its
+    QEMU: beyond that the figure would only make the guest unshrinkable
+    (its floor its maximum) on the tenant's word.
+    """
+    if sample.committed_as_kb <= limit_kb:
+        return sample
+    return dataclasses.replace(sample, committed_as_kb=limit_kb)
 
 
 def _believed(guest):

@@ -103,3 +103,28 @@ class TestGamingTheAllocator(testtools.TestCase):
         liar, neighbour = view.guests
         self.assertTrue(liar.problem.startswith(claims.DISAGREE))
         self.assertIsNone(neighbour.problem)
+
+
+class TestPhysicalBounds(testtools.TestCase):
+
+    def committed(self, committed_kb, rss_kb=None, max_mb=2048):
+        data = entry(1, 1024, max_mb=max_mb)
+        for key in ('sample', 'previous'):
+            data[key]['meminfo']['Committed_AS'] = committed_kb
+        if rss_kb is not None:
+            data['balloon'] = {'rss': rss_kb, 'actual': 1024 * KB}
+        return report.parse_guest(data)
+
+    def test_committed_as_is_bounded_by_size_and_host_rss(self):
+        huge = 1 << 61
+        self.assertEqual(2048 * KB,
+                         self.committed(huge).sample.committed_as_kb)
+        guest = self.committed(huge, rss_kb=600 * KB)
+        self.assertEqual(600 * KB, guest.sample.committed_as_kb)
+        self.assertEqual(600 * KB, guest.previous.committed_as_kb)
+        # The floor follows what the guest can really hold, not its max.
+        self.assertEqual(600 + CFG.floor_margin_mb,
+                         guards.floor_mb(guest, CFG))
+        # Honest overcommit within the bounds is kept as it is.
+        self.assertEqual(500 * KB, self.committed(
+            500 * KB, rss_kb=600 * KB).sample.committed_as_kb)
