@@ -281,7 +281,7 @@ def value_curve(guest, cfg, params=UtilityParams()):
     r = model.rates(guest)
     if r is None or not guest.has_data:
         return None
-    disk, refault, activate = _read_rates_mb_s(r)
+    disk, refault, activate = _read_rates_mb_s(r, guest.host_io)
     segments = _refault_segments(guest.sample, refault, activate, params)
     filling, free_mb = _filling(guest, refault, cfg)
     donate = _donatable_mb(guest, cfg, params, disk, filling, free_mb)
@@ -299,14 +299,17 @@ def value_curve(guest, cfg, params=UtilityParams()):
         last_resize=last_resize)
 
 
-def _read_rates_mb_s(r):
+def _read_rates_mb_s(r, io=None):
     """(disk reads, refaults, activations) in MiB/s, refaults capped.
 
-    A guest cannot save more reads than it does: when its counters say
-    otherwise they disagree or lie, and the refault figures are scaled
-    down to the disk's.
+    The disk reads are what QEMU read for the guest (``io``, a
+    host_io.HostIo) when the host measured them, else what the guest says
+    (``pgpgin``). A guest cannot save more reads than it does: when its
+    counters say otherwise they disagree or lie, and the refault figures
+    are scaled down to the disk's.
     """
-    disk = r.pgpgin_kb_s / model.KB_PER_MB
+    disk = (io.read_mb_s if io is not None
+            else r.pgpgin_kb_s / model.KB_PER_MB)
     refault = r.refault_s * MB_PER_PAGE
     activate = min(r.activate_s * MB_PER_PAGE, refault)
     if refault > disk:
