@@ -407,3 +407,34 @@ class TestRealLabCopy(testtools.TestCase):
             refaults[factor] = host.guests[1].cache.refaults
         self.assertGreater(refaults[8], 2 * refaults[1])
         self.assertEqual(1.0, small_spec()['host']['shadow_factor'])
+
+
+class TestAllocatorTargets(testtools.TestCase):
+
+    @staticmethod
+    def rows(point, **reads_moved):
+        return [{'scenario': 'allocator', 'point': point, 'strategy': s,
+                 'disk_read_bytes': reads, 'moved_mb': moved}
+                for s, (reads, moved) in reads_moved.items()]
+
+    def test_each_figure_checked_at_every_point(self):
+        good = self.rows('a', static=(120, 0), oracle=(100, 0),
+                         utility=(104, 256), **{'cams-paper': (110, 512)})
+        found = targets.allocator_checks(good)
+        self.assertEqual([True] * 4, [ok for _, ok, _ in found], found)
+        bad = good + self.rows('b', static=(100, 0), oracle=(90, 0),
+                               utility=(101, 900),
+                               **{'cams-paper': (100, 300)})
+        found = targets.allocator_checks(bad)
+        self.assertEqual([False] * 4, [ok for _, ok, _ in found], found)
+        self.assertIn('missed at b (1.122)', found[0][2])
+        self.assertEqual([], targets.allocator_checks(
+            [r for r in good if r['strategy'] != 'utility']))
+
+    def test_the_points_build_and_name_their_guests(self):
+        for point in ms.ALLOCATOR_POINTS:
+            spec = spec_mod.validate(ms.allocator_spec(point))
+            self.assertEqual(point, spec['name'])
+            self.assertGreaterEqual(len(spec['guests']), 2)
+        self.assertGreaterEqual(len(spec_mod.validate(
+            ms.allocator_spec('mixed-12'))['guests']), 10)

@@ -115,6 +115,39 @@ def real_lab_checks(rows, scenario='real-lab'):
                        if s != 'static'))]
 
 
+def allocator_checks(rows, scenario='allocator'):
+    """Issue 23's figures for the default mode on every allocator point."""
+    by = experiment.by_point(rows, scenario)
+    points = sorted({p for p, s in by if s == 'utility'})
+    if not points:
+        return []
+    misses = {'reads at most 1.05x the oracle': [],
+              'reads no more than paper mode': [],
+              'reads no more than static': [],
+              'moves no more memory than paper mode': []}
+    for p in points:
+        u, c, st, o = (by[(p, s)]
+                       for s in ('utility', 'cams-paper', 'static', 'oracle'))
+        reads = u['disk_read_bytes']
+        for name, bad, ratio in (
+                ('reads at most 1.05x the oracle',
+                 reads > TOLERANCE_ORACLE * o['disk_read_bytes'],
+                 reads / o['disk_read_bytes']),
+                ('reads no more than paper mode',
+                 reads > c['disk_read_bytes'],
+                 reads / c['disk_read_bytes']),
+                ('reads no more than static', reads > st['disk_read_bytes'],
+                 reads / st['disk_read_bytes']),
+                ('moves no more memory than paper mode',
+                 u['moved_mb'] > c['moved_mb'],
+                 u['moved_mb'] / max(1, c['moved_mb']))):
+            if bad:
+                misses[name].append('%s (%.3f)' % (p, ratio))
+    return [('%s: utility %s at every point' % (scenario, name), not bad,
+             'missed at ' + ', '.join(bad) if bad else '%d points'
+             % len(points)) for name, bad in misses.items()]
+
+
 def check(rows, timings):
     """Every applicable check; ``timings`` maps a run name to seconds."""
     scenarios = {r['scenario'] for r in rows}
@@ -124,6 +157,7 @@ def check(rows, timings):
             out += cams_checks(rows, name)
     out += margin_checks(rows)
     out += real_lab_checks(rows)
+    out += allocator_checks(rows)
     limits = {'default': 60, 'paper-grid': 600}
     for name, seconds in timings.items():
         if name in limits:
