@@ -219,7 +219,8 @@ class HostView(ActionsPageMixin, horizon_tables.MultiTableView):
                     'usable_mb'),
                 value=last_value.get(inst['uuid']),
                 agent_text=(inst.get('agent') or '-') + (
-                    ': %s' % inst['problem'] if inst.get('problem')
+                    ': %s' % (inst.get('problem') or inst.get('claims'))
+                    if inst.get('problem') or inst.get('claims')
                     else ''))))
         return rows
 

@@ -62,7 +62,8 @@ def overview(host='devstack001'):
              'psi_some_avg10': 0.0,
              'host_cache': {'hit_ratio': 0.25, 'double_caching': True},
              'host_read_mb_s': 3.9, 'host_read_req_s': 62.0,
-             'balloon': {'usable_mb': 1210, 'available_mb': 1500}},
+             'balloon': {'usable_mb': 1210, 'available_mb': 1500},
+             'claims': 'counters went backwards: the guest rebooted'},
             {'uuid': U2, 'name': 'instance-00000002', 'max_mb': 1024,
              'actual_mb': 1024, 'floor_mb': None, 'dedicated': False,
              'cpus': [0, 1, 2, 3], 'agent': 'no-agent',
@@ -250,6 +251,8 @@ class TestHost(PanelTestCase):
         self.assertIsNone(db.value)
         self.assertEqual('no-agent: the guest agent does not answer',
                          db.agent_text)
+        self.assertEqual('ok: counters went backwards: the guest rebooted',
+                         web.agent_text)
         self.assertEqual([('L3-0', 'web-<1>'), ('L3-1', '-')],
                          [(g.name, g.members)
                           for g in res.context['llc_table'].data])

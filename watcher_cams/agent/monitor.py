@@ -86,7 +86,8 @@ class ProblemLog:
             # doing; anything else is an error worth an operator's look.
             level = (logging.WARNING
                      if problem.startswith((guest_agent.MISSING,
-                                            claims.DISAGREE))
+                                            claims.DISAGREE,
+                                            claims.BACKWARDS))
                      else logging.ERROR)
             LOG.log(level, 'Guest %s: %s; it is reported as such and left '
                     'alone until this clears', uuid, problem)
@@ -180,16 +181,21 @@ class HostMonitor:
 
         The parser drops a guest's samples when what it says it read
         disagrees with what QEMU read for it (:mod:`policy.claims`); the
-        report says so in the guest's ``claims``.
+        report says so in the guest's ``claims``, as it says when the
+        guest's counters went backwards.
         """
         for entry in entries:
             guest = view.guest(entry['uuid'])
             problem = None
             if entry['error'] is not None:
                 problem = '%s: %s' % (entry['agent'], entry['error'])
-            elif guest.problem and guest.problem.startswith(claims.DISAGREE):
-                entry['claims'] = guest.problem
-                problem = claims.DISAGREE
+            else:
+                why = (guest.problem if guest.problem and
+                       guest.problem.startswith(claims.DISAGREE)
+                       else claims.went_backwards(guest))
+                if why:
+                    entry['claims'] = why
+                    problem = why.partition(':')[0]
             self.problems.update(entry['uuid'], problem)
 
     def _guest_entries(self, domains):

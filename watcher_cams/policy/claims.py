@@ -21,9 +21,27 @@ from typing import Optional
 from watcher_cams.policy import model
 
 DISAGREE = 'claims disagree with host-measured IO'
+BACKWARDS = 'counters went backwards'
 # Claims may exceed host-measured reads by this share plus this rate.
 TOLERANCE = 0.25
 SLACK_MB_S = 1.0
+
+
+def went_backwards(guest) -> Optional[str]:
+    """Why the guest has no rates although it has two samples, or None.
+
+    A guest reboot resets its counters once; a guest whose counters go
+    backwards every window has no rates, so no policy ever moves it: it
+    is flagged, not silently frozen. Its samples stay (they say what it
+    uses, which a reboot does not make untrue).
+    """
+    cur, prev = guest.sample, guest.previous
+    if (cur is not None and prev is not None
+            and cur.timestamp > prev.timestamp
+            and model.rates(guest) is None):
+        return ('%s: the guest rebooted, or reports counters it cannot '
+                'have' % BACKWARDS)
+    return None
 
 
 def _beyond(claimed_mb_s, measured_mb_s):
@@ -33,8 +51,8 @@ def _beyond(claimed_mb_s, measured_mb_s):
 def disagreement(guest) -> Optional[str]:
     """Why ``guest``'s counters cannot be believed, or None.
 
-    None too when there is nothing to compare: no two samples of the guest
-    or no host-measured window yet (a policy has no rates then either).
+    None when there is nothing to compare: no two samples of the guest or
+    no host-measured window yet (a policy has no rates then either).
     """
     rates, io = model.rates(guest), guest.host_io
     if rates is None or io is None:

@@ -209,6 +209,24 @@ class TestReport(ManagerTestCase):
             'pgpgin 98324', 'pgpgin %d' % (98324 + 4 * 10 << 20)).encode()
         self.assertRaises(controllers.Refused, mgr.set_balloon, B, 1000)
 
+    def test_counters_going_backwards_are_flagged(self):
+        logs = self.useFixture(fixtures.FakeLogger(
+            name='watcher_cams.agent.monitor'))
+        clock = iter(range(0, 1000, 10))
+        mgr = self.manager(min_rate_interval=10)
+        mgr.monitor.clock = lambda: float(next(clock))
+        mgr.get_report()
+        self.b.files['/proc/vmstat'] = fakes.VMSTAT.replace(
+            'pgpgin 98324', 'pgpgin 5').encode()
+        rep = mgr.get_report()
+        self.assertTrue(rep['guests'][1]['claims'].startswith(
+            claims.BACKWARDS))
+        self.assertIn('sample', rep['guests'][1])
+        ov = mgr.get_overview()['instances'][1]
+        self.assertTrue(ov['claims'].startswith(claims.BACKWARDS))
+        self.assertIsNone(mgr.get_overview()['instances'][0]['claims'])
+        self.assertEqual(1, logs.output.count(B), logs.output)
+
     def test_rates_use_an_old_enough_previous_sample(self):
         clock = iter(range(0, 1000, 4))
         mgr = self.manager(min_rate_interval=10)

@@ -128,3 +128,18 @@ class TestPhysicalBounds(testtools.TestCase):
         # Honest overcommit within the bounds is kept as it is.
         self.assertEqual(500 * KB, self.committed(
             500 * KB, rss_kb=600 * KB).sample.committed_as_kb)
+
+
+class TestBackwards(testtools.TestCase):
+
+    def test_counters_going_backwards_are_flagged_not_frozen_silently(self):
+        data = entry(1, 2048, pgpgin_mb_s=5.0, host_read_mb_s=5.0)
+        data['previous']['vmstat']['pgpgin'] = (
+            data['sample']['vmstat']['pgpgin'] + 1)
+        guest = report.parse_guest(data)
+        self.assertTrue(claims.went_backwards(guest).startswith(
+            claims.BACKWARDS))
+        # Its samples stay: a reboot does not make what it uses untrue.
+        self.assertTrue(guest.has_data)
+        self.assertIsNone(claims.went_backwards(report.parse_guest(
+            entry(1, 2048, pgpgin_mb_s=5.0, host_read_mb_s=5.0))))
