@@ -308,7 +308,7 @@ def _add_simulate(sub):
     which.add_argument('--scenario', default='default',
                        help='built-in scenario or group (default, '
                             'paper-grid, cams, cams-grid, balloon-controller, '
-                            'ksm, lfu, llc, real-lab)')
+                            'ksm, lfu, llc, real-lab, allocator)')
     which.add_argument('--scenario-file', help='a scenario in YAML or JSON')
     sim.add_argument('--out', default='lab-results',
                      help='directory for results.json and the plots')
