@@ -261,6 +261,13 @@ class TestHost(PanelTestCase):
         self.assertContains(res, 'web-&lt;1&gt;')
         self.assertNotContains(res, 'web-<1>')
         self.assertContains(res, '24000 MiB')
+        self._check_host_measured(res, web, db)
+        self.mock_server_list.assert_called_once_with(
+            test.IsHttpRequest(),
+            search_opts={'all_tenants': True, 'host': 'devstack001'})
+
+    def _check_host_measured(self, res, web, db):
+        """The charts, and what the host measures beside what guests say."""
         # Four charts; the balloon chart has a line per instance.
         charts = res.context['charts']
         self.assertEqual(4, len(charts))
@@ -273,9 +280,6 @@ class TestHost(PanelTestCase):
                          (web.host_read_mb_s, web.balloon_usable_mb,
                           db.host_read_mb_s, db.balloon_usable_mb))
         self.assertContains(res, '3.9 MiB/s')
-        self.mock_server_list.assert_called_once_with(
-            test.IsHttpRequest(),
-            search_opts={'all_tenants': True, 'host': 'devstack001'})
 
     @test.create_mocks({nova: ['server_list', 'server_get'],
                         keystone: ['tenant_list'],

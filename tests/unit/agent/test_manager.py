@@ -64,6 +64,19 @@ class ManagerTestCase(testtools.TestCase):
         mgr._conn = self.conn
         return mgr
 
+    def ticking(self):
+        """(manager whose clock moves 10 s a call, the monitor's log)."""
+        logs = self.useFixture(fixtures.FakeLogger(
+            name='watcher_cams.agent.monitor'))
+        clock = iter(range(0, 1000, 10))
+        mgr = self.manager(min_rate_interval=10)
+        mgr.monitor.clock = lambda: float(next(clock))
+        return mgr, logs
+
+    def b_says_pgpgin(self, kb):
+        self.b.files['/proc/vmstat'] = fakes.VMSTAT.replace(
+            'pgpgin 98324', 'pgpgin %d' % kb).encode()
+
 
 class TestReport(ManagerTestCase):
 
@@ -183,17 +196,11 @@ class TestReport(ManagerTestCase):
         self.assertIn('host_read_mb_s', ov['timeline'][B][-1])
 
     def test_claims_the_host_disproves_are_flagged_once(self):
-        logs = self.useFixture(fixtures.FakeLogger(
-            name='watcher_cams.agent.monitor'))
-        clock = iter(range(0, 1000, 10))
-        mgr = self.manager(min_rate_interval=10)
-        mgr.monitor.clock = lambda: float(next(clock))
+        mgr, logs = self.ticking()
         mgr.get_report()
         for step in range(1, 4):
             # B says it read 10 GiB more each time; QEMU read 1 MiB.
-            self.b.files['/proc/vmstat'] = fakes.VMSTAT.replace(
-                'pgpgin 98324', 'pgpgin %d' % (98324 + step * 10 << 20)
-            ).encode()
+            self.b_says_pgpgin(98324 + step * 10 << 20)
             self.b.rd_bytes += 1 << 20
             rep = mgr.get_report()
         a, b = rep['guests']
@@ -205,19 +212,13 @@ class TestReport(ManagerTestCase):
         self.assertIsNone(ov['floor_mb'])
         self.assertEqual(1, logs.output.count(B), logs.output)
         # Still claiming at the change: not believed, so not moved.
-        self.b.files['/proc/vmstat'] = fakes.VMSTAT.replace(
-            'pgpgin 98324', 'pgpgin %d' % (98324 + 4 * 10 << 20)).encode()
+        self.b_says_pgpgin(98324 + 4 * 10 << 20)
         self.assertRaises(controllers.Refused, mgr.set_balloon, B, 1000)
 
     def test_counters_going_backwards_are_flagged(self):
-        logs = self.useFixture(fixtures.FakeLogger(
-            name='watcher_cams.agent.monitor'))
-        clock = iter(range(0, 1000, 10))
-        mgr = self.manager(min_rate_interval=10)
-        mgr.monitor.clock = lambda: float(next(clock))
+        mgr, logs = self.ticking()
         mgr.get_report()
-        self.b.files['/proc/vmstat'] = fakes.VMSTAT.replace(
-            'pgpgin 98324', 'pgpgin 5').encode()
+        self.b_says_pgpgin(5)
         rep = mgr.get_report()
         self.assertTrue(rep['guests'][1]['claims'].startswith(
             claims.BACKWARDS))
