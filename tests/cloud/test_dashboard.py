@@ -147,6 +147,8 @@ class TestDashboardPanel(testtools.TestCase):
             floor = int(row[4].split()[0])
             self.assertLessEqual(floor, size)
             self.assertTrue(row[-1].startswith('ok'), row)
+            # What QEMU read for it, measured on the host.
+            self.assertRegex(row[9], r'^\d[\d.e+-]* MiB/s$', row)
             # The margin controller's estimate, from the action's reason.
             self.assertRegex(row[-2], r'^committed \d+ MiB \+ margin '
                              r'\d+ MiB$')
@@ -160,7 +162,9 @@ class TestDashboardPanel(testtools.TestCase):
             self.assertIn('%s (SUCCEEDED)' % plan[:8], row[6])
             self.assertEqual('margin_balloon', row[7])
             self.assertIn('-> %d MiB' % sizes[row[3]], row[4])
-        self.assertEqual(3, self.page.locator('svg.cams-chart').count())
+        # Balloon sizes, page caches, reads as the guests say and as the
+        # host measured them.
+        self.assertEqual(4, self.page.locator('svg.cams-chart').count())
         self.assertGreaterEqual(len(self.rows('llc')), 2)
         path = self.shoot('dashboard-%s.png' % base.NODE)
         self.addDetail('screenshot', content.text_content(path))
