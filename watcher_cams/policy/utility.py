@@ -99,6 +99,17 @@ MAX_COUNT = 10
 # still price it; a measurement at least this far above the current size
 # prices growing back to it.
 EMPIRICAL_REACH_MB = 256
+# How far, in cache sizes beyond its file LRU, a guest's kernel remembers
+# evicted pages: mm/workingset.c lets shadow nodes reach an eighth of the
+# LRU pages, 64 entries each. The longest reach spreads a refault's value
+# the thinnest.
+SHADOW_REACH = 8
+# A saving measured at a larger size is borne out when this window's
+# refaults are at least 1/WITNESS_SLACK of it (the kernel drops shadow
+# entries under pressure, so refaults undercount), give or take
+# NOISE_SHARE of the disk reads.
+WITNESS_SLACK = 2.0
+NOISE_SHARE = 0.1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -230,6 +241,11 @@ class ValueCurve:
     fill_density: float = None
     # The last balloon change this policy saw: (time, +1 grown / -1 shrunk).
     last_resize: tuple = None
+    # MiB its cache has yet to fill (free beyond the margin), its disk
+    # reads and their rate window.
+    unfilled_mb: float = 0.0
+    disk_mb_s: float = 0.0
+    window_s: float = 0.0
 
     def density_at(self, offset_mb):
         start = 0.0
@@ -238,6 +254,24 @@ class ValueCurve:
                 return slope, start + length - offset_mb
             start += length
         return 0.0, float('inf')
+
+    def hull_at(self, offset_mb):
+        """(best mean density from ``offset_mb`` on, MiB it holds for).
+
+        The concave hull's slope there: a curve with a flat step before a
+        cliff (a scan that fits only in more memory) is worth what the
+        whole step to the cliff saves per MiB.
+        """
+        best, best_len = self.density_at(offset_mb)
+        start = 0.0
+        for length, _ in self.segments:
+            start += length
+            if start > offset_mb:
+                span = start - offset_mb
+                mean = (self.gain(start) - self.gain(offset_mb)) / span
+                if mean > best:
+                    best, best_len = mean, span
+        return best, best_len
 
     def loss_at(self, given_mb, amount_mb):
         """Loss density of giving ``amount_mb`` more after ``given_mb``.
@@ -283,20 +317,23 @@ def value_curve(guest, cfg, params=UtilityParams()):
         return None
     disk, refault, activate = _read_rates_mb_s(r, guest.host_io)
     segments = _refault_segments(guest.sample, refault, activate, params)
-    filling, free_mb = _filling(guest, refault, cfg)
+    filling, free_mb = _filling(guest, refault, disk * r.interval_s, cfg)
     donate = _donatable_mb(guest, cfg, params, disk, filling, free_mb)
     last_resize = _last_resize(guest)
     resized = _resized(guest, last_resize, params)
     seen = remembered(guest, params)
     if not filling and not resized:
-        seen, segments = _measured(guest, r, segments, seen, disk, params)
+        seen, segments = _measured(guest, r, segments, seen,
+                                   (disk, refault), params)
     return ValueCurve(
         segments=segments, loss_density=segments[0][1],
         donate_mb=max(0, int(donate)), resized=resized, filling=filling,
         size_mb=guest.actual_mb, seen=seen,
         fill_density=(_fill_density(guest, r, params) if filling
                       else None),
-        last_resize=last_resize)
+        last_resize=last_resize,
+        unfilled_mb=max(0.0, free_mb - cfg.floor_margin_mb),
+        disk_mb_s=disk, window_s=r.interval_s)
 
 
 def _read_rates_mb_s(r, io=None):
@@ -325,7 +362,7 @@ def _refault_segments(s, refault, activate, params):
     one; a curve that would rise (convex) becomes one flat segment.
     """
     first = max(s.active_file_mb, params.min_segment_mb)
-    second = max(s.file_lru_mb, params.min_segment_mb)
+    second = max(SHADOW_REACH * s.file_lru_mb, params.min_segment_mb)
     s1 = activate / first
     s2 = (refault - activate) / second
     if s2 > s1:
@@ -333,7 +370,7 @@ def _refault_segments(s, refault, activate, params):
     return ((first, s1), (second, s2))
 
 
-def _filling(guest, refault, cfg):
+def _filling(guest, refault, read_mb, cfg):
     """(whether the guest's cache is still filling, its free MiB).
 
     A cache that grew over the window is still filling: what it evicts
@@ -344,7 +381,10 @@ def _filling(guest, refault, cfg):
     s = guest.sample
     free = s.mem_available_kb / model.KB_PER_MB - s.file_lru_mb
     growth = s.file_lru_mb - guest.previous.file_lru_mb
-    grew = growth > GROWTH_MB or (growth > 0 and refault == 0)
+    # A cache that kept at least half of what was read into it has
+    # evicted too little yet for its refaults to show its value.
+    grew = growth > GROWTH_MB or (growth > 0 and (
+        refault == 0 or growth >= read_mb / 2))
     return free > cfg.floor_margin_mb or grew, free
 
 
@@ -384,13 +424,15 @@ def _resized(guest, last_resize, params):
     return resized
 
 
-def _measured(guest, r, segments, seen, disk, params):
+def _measured(guest, r, segments, seen, reads, params):
     """(seen, segments) after a clean measurement at the current size.
 
-    Averaged with the earlier ones at this size, it is this guest's value
-    from now on; where the guest was measured larger, its own disk reads
-    there price the memory in between (:func:`_priced_by_disk_reads`).
+    ``reads``: (disk, refaults) in MiB/s. Averaged with the earlier ones
+    at this size, it is this guest's value from now on; where the guest
+    was measured larger, its own disk reads there price the memory in
+    between (:func:`_priced_by_disk_reads`).
     """
+    disk, refault = reads
     length, density = segments[0]
     seen = _with_seen(seen, Seen(guest.actual_mb, density, length,
                                  guest.sample.timestamp, disk),
@@ -398,10 +440,23 @@ def _measured(guest, r, segments, seen, disk, params):
     mean = seen[0].density
     segments = ((length, mean),) + tuple(
         (rest, min(slope, mean)) for rest, slope in segments[1:])
-    return seen, _priced_by_disk_reads(guest, segments, seen)
+    return seen, _priced_by_disk_reads(guest, segments, seen, refault)
 
 
-def _priced_by_disk_reads(guest, segments, seen):
+def _witnessed(here, larger, refault_mb_s):
+    """Whether this window's refaults bear out a larger size's saving.
+
+    A read that more memory would save is, at the smaller size, a miss
+    on a page evicted not long ago: a refault (mm/workingset.c). When the
+    reads a larger size saved are far more than the refaults now, that
+    measurement is of another workload: the guest's phase changed.
+    """
+    saving = here.disk_mb_s - larger.disk_mb_s
+    return saving <= (WITNESS_SLACK * refault_mb_s
+                      + NOISE_SHARE * here.disk_mb_s)
+
+
+def _priced_by_disk_reads(guest, segments, seen, refault_mb_s):
     """Segments with the memory up to a larger measured size priced by it.
 
     That measurement, not the refault model, prices what the memory in
@@ -412,14 +467,27 @@ def _priced_by_disk_reads(guest, segments, seen):
     EMPIRICAL_REACH_MB its difference is mostly noise.
     """
     above = [x for x in seen[1:]
-             if x.size_mb >= guest.actual_mb + EMPIRICAL_REACH_MB]
+             if x.size_mb >= guest.actual_mb + EMPIRICAL_REACH_MB
+             and _witnessed(seen[0], x, refault_mb_s)]
     if not above:
         return segments
     nearest = min(above, key=lambda x: x.size_mb)
     slope = seen[0].slope_to(nearest)
     reach = nearest.size_mb - guest.actual_mb
-    return ((reach, slope),) + tuple(
-        (rest, min(density, slope)) for rest, density in segments)
+    beyond = tuple((rest, min(density, slope)) for rest, density in segments)
+    # Refaults the measured step did not explain are reads whose reuse
+    # lies beyond the larger size but within the shadow entries' reach (a
+    # scan that fits only in more memory: a flat step, then a cliff).
+    # Spread over all of that reach, at most what the guest still reads.
+    left = min(nearest.disk_mb_s,
+               sum(length * density for length, density in segments)
+               - slope * reach)
+    spread = (guest.actual_mb + SHADOW_REACH * guest.sample.file_lru_mb
+              - nearest.size_mb)
+    if spread > 0 and left / spread > slope:
+        beyond = ((spread, left / spread),)
+    return ((reach, slope),) + beyond
+    return ((reach, slope),) + beyond
 
 
 def _last_resize(guest):
@@ -494,7 +562,7 @@ def _moves(host, cfg, params, curves):
         for u in order:
             d = delta[u]
             if d >= 0 and up[u] - d >= g_mb:
-                slope, seg_left = curves[u].density_at(d)
+                slope, seg_left = curves[u].hull_at(d)
                 if taker is None or slope > gain:
                     taker, gain, t_room = u, slope, up[u] - d
                     t_seg = seg_left
@@ -546,6 +614,9 @@ def _tie_break(host, cfg, params, curves):
                     or curves[d.instance].resized > 0):
                 return None
             taker, donor = curves[t.instance], curves[d.instance]
+            if taker.disk_mb_s / t.delta_mb <= threshold:
+                # It cannot save more than it reads.
+                return None
             gain = taker.density_at(0)[0]
             if donor.filling:
                 # A donor with free memory has evicted nothing: only what
@@ -559,7 +630,8 @@ def _tie_break(host, cfg, params, curves):
                 if taker.filling and taker.fill_density is not None:
                     gain = max(gain, taker.fill_density)
                 if donor.fill_density is None or (
-                        donor.fill_density > threshold
+                        donor.unfilled_mb > donor.disk_mb_s * donor.window_s
+                        or donor.fill_density > threshold
                         or gain - donor.fill_density * (1 + params.value_band)
                         <= threshold):
                     return None

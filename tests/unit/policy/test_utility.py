@@ -102,13 +102,19 @@ class TestUtilityPlan(testtools.TestCase):
     def test_a_tie_is_broken_by_cache_utilization(self):
         # No refaults anywhere: the counters cannot tell the guests apart,
         # but one re-reads most of its cache and the other almost none.
-        rereads = factory.guest(1, active_mb=1500, inactive_mb=292)
+        rereads = factory.guest(1, active_mb=1500, inactive_mb=292,
+                                read_mb_s=1.0)
         streams = factory.guest(2, active_mb=100, inactive_mb=1692)
         plan = utility.plan(factory.host([rereads, streams]), CFG)
         deltas = {m.instance: m.delta_mb for m in plan.moves}
         self.assertGreater(deltas[rereads.uuid], 0)
         self.assertEqual(-deltas[rereads.uuid], deltas[streams.uuid])
         self.assertIn('tie', plan.moves[0].reason)
+        # Unless it reads nothing from disk (its data fits): memory it
+        # gets could not save a read.
+        fits = factory.guest(1, active_mb=1500, inactive_mb=292)
+        self.assertEqual([], utility.plan(factory.host([fits, streams]),
+                                          CFG).moves)
 
     def test_an_idle_guest_with_free_memory_breaks_no_tie(self):
         # Its empty cache says nothing about what it will need when it
@@ -164,9 +170,42 @@ class TestUtilityPlan(testtools.TestCase):
         self.assertLess(deltas[streaming.uuid], 0)
         self.assertIn('tie', plan.moves[0].reason)
         # Unless the taker's value is no better.
-        flat = factory.guest(1, active_mb=100, inactive_mb=1692)
+        flat = factory.guest(1, active_mb=100, inactive_mb=1692,
+                             read_mb_s=2.0)
         self.assertEqual([], utility.plan(factory.host([flat, streaming]),
                                           CFG).moves)
+
+    def test_a_cache_that_will_not_fill_within_a_window_breaks_no_tie(self):
+        # It re-read nothing of the 300 MiB it read, but 472 MiB are still
+        # free beyond the margin: a scan's first pass looks the same until
+        # it has read more than it can cache, so it keeps its memory.
+        valued = factory.guest(1, read_mb_s=2.0,
+                               refault_s=factory.pages_s(2.0),
+                               activate_s=factory.pages_s(1.5))
+        young = factory.guest(2, active_mb=100, inactive_mb=1092,
+                              read_mb_s=5.0)
+        earlier = dataclasses.replace(
+            young.previous,
+            inactive_file_kb=young.previous.inactive_file_kb - 200 * 1024,
+            cached_kb=young.previous.cached_kb - 200 * 1024)
+        young = dataclasses.replace(young, previous=earlier)
+        curve = utility.value_curve(young, CFG)
+        self.assertEqual(0.0, curve.fill_density)
+        self.assertEqual(472, round(curve.unfilled_mb))
+        self.assertEqual([], utility.plan(factory.host([valued, young]),
+                                          CFG).moves)
+
+    def test_a_cache_that_keeps_what_it_reads_is_filling(self):
+        # 31 MiB more cache after reading 60 MiB, and a few refaults: it
+        # has evicted too little for refaults to show what it is worth.
+        g = factory.guest(2, read_mb_s=1.0, refault_s=factory.pages_s(0.01))
+        earlier = dataclasses.replace(
+            g.previous,
+            inactive_file_kb=g.previous.inactive_file_kb - 31 * 1024,
+            cached_kb=g.previous.cached_kb - 31 * 1024)
+        self.assertFalse(utility.value_curve(g, CFG).filling)
+        self.assertTrue(utility.value_curve(
+            dataclasses.replace(g, previous=earlier), CFG).filling)
 
     def test_no_tie_break_against_measured_value(self):
         # The low-utilization guest's refaults show its cache is worth
@@ -268,13 +307,36 @@ class TestMeasurementMemory(testtools.TestCase):
         # Its counters value it like the donor (0.11 MiB/s per GiB):
         # nothing moves...
         taker = factory.guest(1, read_mb_s=2.0,
-                              refault_s=factory.pages_s(0.1),
+                              refault_s=factory.pages_s(0.25),
                               activate_s=factory.pages_s(0.1))
         self.assertEqual({}, self.deltas(self.donor, taker))
         # ...but at 2304 MiB it read 0.5 MiB/s less: 2 MiB/s per GiB.
         was_larger = remembering(taker, self.seen(2304, 0.0, 64, disk=1.5))
         self.assertGreater(
             self.deltas(self.donor, was_larger)[was_larger.uuid], 0)
+
+    def test_a_flat_step_before_refaulting_reads_is_a_cliff(self):
+        # A scan over more than it can cache: every read is a refault, and
+        # 512 MiB more saved nothing. The refaults say its data is within
+        # the shadow entries' reach beyond that: the step to it is worth
+        # what it saves per MiB, so the scan takes memory.
+        scan = factory.guest(1, read_mb_s=10.0,
+                             refault_s=factory.pages_s(10.0))
+        flat = remembering(scan, self.seen(2560, 0.0, 64, disk=10.0))
+        curve = utility.value_curve(flat, CFG)
+        self.assertEqual(0.0, curve.density_at(0)[0])
+        self.assertGreater(curve.hull_at(0)[0] * 1024, 0.5)
+        self.assertGreater(self.deltas(self.donor, flat)[flat.uuid], 0)
+
+    def test_a_saving_the_refaults_do_not_bear_out_is_another_phase(self):
+        # At 2304 MiB it read 1.5 MiB/s less than now, but only 0.1 MiB/s
+        # of today's reads are refaults: that measurement was of another
+        # workload, and prices nothing.
+        taker = factory.guest(1, read_mb_s=2.0,
+                              refault_s=factory.pages_s(0.1),
+                              activate_s=factory.pages_s(0.1))
+        was_other = remembering(taker, self.seen(2304, 0.0, 64, disk=0.5))
+        self.assertEqual({}, self.deltas(self.donor, was_other))
 
     def test_disk_reads_measured_larger_cap_an_overvalued_taker(self):
         # Refaults on nearly every miss (deep shadow entries) value the
