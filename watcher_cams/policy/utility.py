@@ -110,6 +110,9 @@ SHADOW_REACH = 8
 # NOISE_SHARE of the disk reads.
 WITNESS_SLACK = 2.0
 NOISE_SHARE = 0.1
+# Refaults beyond the active list less dense than this share of those
+# within it make the active list a knee of the curve (a hot set).
+KNEE_SHARE = 0.5
 
 
 @dataclasses.dataclass(frozen=True)
@@ -318,7 +321,8 @@ def value_curve(guest, cfg, params=UtilityParams()):
     disk, refault, activate = _read_rates_mb_s(r, guest.host_io)
     segments = _refault_segments(guest.sample, refault, activate, params)
     filling, free_mb = _filling(guest, refault, disk * r.interval_s, cfg)
-    donate = _donatable_mb(guest, cfg, params, disk, filling, free_mb)
+    donate = _donatable_mb(guest, cfg, params, (disk, filling), segments,
+                           free_mb)
     last_resize = _last_resize(guest)
     resized = _resized(guest, last_resize, params)
     seen = remembered(guest, params)
@@ -388,17 +392,21 @@ def _filling(guest, refault, read_mb, cfg):
     return free > cfg.floor_margin_mb or grew, free
 
 
-def _donatable_mb(guest, cfg, params, disk, filling, free_mb):
+def _donatable_mb(guest, cfg, params, reads, segments, free_mb):
     """What the guest may give: above its floor and its active set.
 
-    While the cache fills, nothing was evicted, so the refault counters
-    say nothing about what the cache is worth: only the free memory may
-    go, less what the reads will fill soon. A guest stalled on memory
-    (PSI) gives nothing.
+    ``reads``: (disk MiB/s, whether the cache is filling). The active
+    list is kept when it is the knee of the curve (see
+    :func:`_active_list_is_a_knee`). While the cache fills, nothing was
+    evicted, so the refault counters say nothing about what the cache is
+    worth: only the free memory may go, less what the reads will fill
+    soon. A guest stalled on memory (PSI) gives nothing.
     """
+    disk, filling = reads
     s = guest.sample
+    active = s.active_file_mb if _active_list_is_a_knee(segments) else 0
     protected = max(guards.floor_mb(guest, cfg),
-                    s.used_mb + s.active_file_mb + cfg.floor_margin_mb)
+                    s.used_mb + active + cfg.floor_margin_mb)
     donate = guest.actual_mb - protected
     if filling:
         fill_mb = disk * params.fill_horizon_s
@@ -407,6 +415,22 @@ def _donatable_mb(guest, cfg, params, disk, filling, free_mb):
             s.psi_some_avg10 >= params.psi_protect):
         donate = 0
     return donate
+
+
+def _active_list_is_a_knee(segments):
+    """Whether the refaults show the active list worth more than the rest.
+
+    A hot set lives on the active list and its hits show no refaults, so
+    shrinking into it costs far more than its activations say: it is
+    kept. So is a list no refault has priced yet. But a reader over
+    uniformly spread data refaults as densely beyond its active list as
+    within (one concave segment, or a second one nearly as steep): its
+    active list is pages re-read by chance, and worth what the rest is.
+    """
+    if len(segments) < 2:
+        return False
+    (_, inside), (_, beyond) = segments[:2]
+    return inside == 0 or beyond < KNEE_SHARE * inside
 
 
 def _resized(guest, last_resize, params):
@@ -478,13 +502,15 @@ def _priced_by_disk_reads(guest, segments, seen, refault_mb_s):
     # Refaults the measured step did not explain are reads whose reuse
     # lies beyond the larger size but within the shadow entries' reach (a
     # scan that fits only in more memory: a flat step, then a cliff).
-    # Spread over all of that reach, at most what the guest still reads.
+    # Spread over all of that reach, at most what the guest still reads,
+    # and only when they are more than the disk rates' noise.
     left = min(nearest.disk_mb_s,
                sum(length * density for length, density in segments)
                - slope * reach)
     spread = (guest.actual_mb + SHADOW_REACH * guest.sample.file_lru_mb
               - nearest.size_mb)
-    if spread > 0 and left / spread > slope:
+    if (spread > 0 and left / spread > slope
+            and left > NOISE_SHARE * seen[0].disk_mb_s):
         beyond = ((spread, left / spread),)
     return ((reach, slope),) + beyond
     return ((reach, slope),) + beyond
@@ -645,6 +671,62 @@ def _tie_break(host, cfg, params, curves):
     return steps
 
 
+def _measured_slope_below(curve):
+    """Reads saved per MiB from the nearest smaller measured size, or None.
+
+    Between that size and this one: an upper bound of the next MiB's worth
+    on a concave curve, and the best local guess where the counters cannot
+    see (a hot set larger than the active list).
+    """
+    here = curve.here
+    below = [x for x in curve.seen[1:] if x.size_mb < curve.size_mb]
+    if here is None or not below:
+        return None
+    return here.slope_to(max(below, key=lambda x: x.size_mb))
+
+
+def _probe(host, cfg, params, curves):
+    """One granule toward a guest worth more than its counters say, or None.
+
+    That guest's host-measured reads fell more between its last two sizes
+    than its counters value memory now.
+
+    Bounded: one granule per host and cycle, from the donor whose loss is
+    lowest and only while the measured bound beats it. The next clean
+    window measures the new size: reads that fell bear the probe out and
+    the next one may follow; reads that did not make the granule the
+    cheapest memory this guest has, and the water-filling takes it back.
+    """
+    g_mb = params.granule_mb
+    threshold = params.min_value / 1024.0
+    taker, bound = None, 0.0
+    for u, c in sorted(curves.items()):
+        slope = _measured_slope_below(c)
+        if (slope is None or c.resized or c.filling
+                or guards.room_up(host.guest(u), cfg) < g_mb
+                or slope <= c.density_at(0)[0] * (1 + params.value_band)):
+            continue
+        if slope > bound:
+            taker, bound = u, slope
+    if taker is None:
+        return None
+    donor, loss = None, 0.0
+    for u, c in sorted(curves.items()):
+        room = min(c.donate_mb, guards.room_down(host.guest(u), cfg))
+        if u == taker or c.resized > 0 or c.filling or room < g_mb:
+            continue
+        u_loss = c.loss_at(0, g_mb)
+        if donor is None or u_loss < loss:
+            donor, loss = u, u_loss
+    if donor is None or bound - loss * (1 + params.value_band) <= threshold:
+        return None
+    why = ('utility, a probe: measured up to %.3f MiB/s per GiB, the donor '
+           '%.3f' % (bound * 1024, loss * 1024))
+    proposals = {taker: (host.guest(taker).actual_mb + g_mb, why),
+                 donor: (host.guest(donor).actual_mb - g_mb, why)}
+    return model.Plan(host.name, moves=guards.finalize(host, proposals, cfg))
+
+
 def _remember(host, curves):
     """Policy state: measurements (this cycle's too), size, last resize."""
     states = {}
@@ -667,10 +749,11 @@ def plan(host: model.HostView, cfg: guards.GuardConfig,
     states = _remember(host, curves)
     delta, saved = _moves(host, cfg, params, curves)
     if not any(delta.values()):
-        tie = _tie_break(host, cfg, params, curves)
-        if tie is not None:
-            tie.policy_state = states
-            return tie
+        other = (_probe(host, cfg, params, curves)
+                 or _tie_break(host, cfg, params, curves))
+        if other is not None:
+            other.policy_state = states
+            return other
     proposals = {}
     for uuid, d in delta.items():
         if d:

@@ -298,7 +298,8 @@ class TestMeasurementMemory(testtools.TestCase):
         # At 1792 MiB the donor read 1.0 MiB/s more than now (0.5): the
         # 256 MiB in between saved 4 MiB/s per GiB.
         smaller = remembering(self.donor, self.seen(1792, 0.0, 64, disk=1.5))
-        self.assertEqual({}, self.deltas(smaller))
+        self.assertGreaterEqual(
+            self.deltas(smaller).get(self.donor.uuid, 0), 0)
         # Measured as cheap there, the memory goes.
         cheap = remembering(self.donor, self.seen(1792, 0.0, 64, disk=0.52))
         self.assertLess(self.deltas(cheap)[self.donor.uuid], 0)
@@ -464,3 +465,67 @@ class TestMeasurementMemory(testtools.TestCase):
         seen = plan.policy_state[self.donor.uuid][utility.STATE_KEY]['seen']
         self.assertEqual(utility.MAX_SEEN, len(seen))
         self.assertEqual(2048, seen[0][0])
+
+
+class TestProbe(testtools.TestCase):
+    """Where measured reads say more than the counters: one granule."""
+
+    def setUp(self):
+        super().setUp()
+        # Both guests' counters say 0.11 MiB/s per GiB: nothing moves.
+        self.hot = factory.guest(1, read_mb_s=2.0,
+                                 refault_s=factory.pages_s(0.3),
+                                 activate_s=factory.pages_s(0.1))
+        self.other = factory.guest(2, read_mb_s=0.5,
+                                   refault_s=factory.pages_s(0.3),
+                                   activate_s=factory.pages_s(0.1))
+        self.now = self.hot.sample.timestamp
+
+    def plan(self, hot):
+        return utility.plan(factory.host([hot, self.other]), CFG)
+
+    def measured(self, disk_below):
+        """The hot guest measured at 1792 MiB, and now at 2048."""
+        return remembering(
+            self.hot, (2048, 0.0, 64, self.now - 60, 2.0, 3),
+            (1792, 0.0, 64, self.now - 300, disk_below, 3))
+
+    def test_reads_that_fell_more_than_the_counters_say_are_probed(self):
+        self.assertEqual([], self.plan(self.hot).moves)
+        # 256 MiB more cut its reads by 1 MiB/s: 4 MiB/s per GiB, a hot
+        # set larger than its active list. One granule goes to it.
+        moves = {m.instance: m for m in self.plan(self.measured(3.0)).moves}
+        self.assertEqual(64, moves[self.hot.uuid].delta_mb)
+        self.assertEqual(-64, moves[self.other.uuid].delta_mb)
+        self.assertIn('probe', moves[self.hot.uuid].reason)
+
+    def test_reads_that_did_not_fall_are_not_probed(self):
+        self.assertEqual([], self.plan(self.measured(2.0)).moves)
+
+    def test_only_from_a_donor_whose_loss_is_lower(self):
+        # 2 MiB/s per GiB measured; the other's counters say 2.2.
+        worth = factory.guest(2, read_mb_s=3.0,
+                              refault_s=factory.pages_s(1.93),
+                              activate_s=factory.pages_s(1.93))
+        self.assertEqual([], utility.plan(
+            factory.host([self.measured(2.5), worth]), CFG).moves)
+
+
+class TestActiveList(testtools.TestCase):
+    """The active list is kept where it is a knee of the curve."""
+
+    def test_a_hot_set_keeps_its_active_list(self):
+        # Activations only: its re-reads are all within the active list.
+        hot = factory.guest(1, read_mb_s=2.0, refault_s=factory.pages_s(1.0),
+                            activate_s=factory.pages_s(1.0))
+        curve = utility.value_curve(hot, CFG)
+        self.assertEqual(2048 - 256 - 896 - 128, curve.donate_mb)
+
+    def test_a_uniform_reader_gives_its_active_list_too(self):
+        # Refaults beyond the active list as dense as those within it:
+        # pages re-read by chance, worth what the rest is.
+        uniform = factory.guest(1, read_mb_s=8.0,
+                                refault_s=factory.pages_s(8.0),
+                                activate_s=factory.pages_s(0.5))
+        curve = utility.value_curve(uniform, CFG)
+        self.assertEqual(2048 - 256 - 128, curve.donate_mb)
