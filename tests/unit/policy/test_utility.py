@@ -7,6 +7,7 @@ from watcher_cams.lab import example
 from watcher_cams.policy import cams
 from watcher_cams.policy import guards
 from watcher_cams.policy import model
+from watcher_cams.policy import mrc
 from watcher_cams.policy import report
 from watcher_cams.policy import utility
 
@@ -389,8 +390,8 @@ class TestMeasurementMemory(testtools.TestCase):
                          self.seen(1920, 4.0, 400, count=0),
                          self.seen(1920, 4.0, 400)[:5])]:
             donor = remembering(self.donor, *entries)
-            self.assertEqual((), utility.remembered(donor,
-                                                    utility.UtilityParams()))
+            self.assertEqual((), mrc.remembered(donor,
+                                                utility.UtilityParams()))
             self.assertLess(self.deltas(donor)[self.donor.uuid], 0)
         for state in ('junk', {'seen': 'junk'}, {'seen': None},
                       {'size_mb': 'x', 'at': 1.0},
@@ -418,7 +419,7 @@ class TestMeasurementMemory(testtools.TestCase):
         [latest] = utility.plan(factory.host([self.taker, many]), CFG
                                 ).policy_state[many.uuid][
             utility.STATE_KEY]['seen']
-        self.assertEqual(utility.MAX_COUNT + 1, latest[5])
+        self.assertEqual(mrc.MAX_COUNT + 1, latest[5])
 
     def test_overlapping_windows_weigh_what_they_add(self):
         # The last measurement here was 6 s ago and this window is 60 s
@@ -463,7 +464,7 @@ class TestMeasurementMemory(testtools.TestCase):
         plan = utility.plan(factory.host(
             [self.taker, remembering(self.donor, *entries)]), CFG)
         seen = plan.policy_state[self.donor.uuid][utility.STATE_KEY]['seen']
-        self.assertEqual(utility.MAX_SEEN, len(seen))
+        self.assertEqual(mrc.MAX_SEEN, len(seen))
         self.assertEqual(2048, seen[0][0])
 
 

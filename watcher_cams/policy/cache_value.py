@@ -1,0 +1,286 @@
+"""A guest's value curve: what each MiB more, or less, is worth to it.
+
+Built per guest and window from its counters' shape (refaults and
+activations, mm/workingset.c) and the host-measured points of its
+miss-ratio curve (:mod:`watcher_cams.policy.mrc`), with what it may give.
+See :mod:`watcher_cams.policy.utility` and doc/source/strategies.rst.
+"""
+
+import dataclasses
+
+from watcher_cams.policy import guards
+from watcher_cams.policy import model
+from watcher_cams.policy import mrc
+
+MB_PER_PAGE = model.PAGE_KB / model.KB_PER_MB
+# MemTotal changes smaller than this (KiB) are not a balloon change.
+RESIZE_KB = 4096
+# File LRU growth (MiB) over the rate window that counts as filling.
+GROWTH_MB = 32
+# Refaults beyond the active list less dense than this share of those
+# within it make the active list a knee of the curve (a hot set).
+KNEE_SHARE = 0.5
+
+
+@dataclasses.dataclass(frozen=True)
+class ValueCurve:
+    """Gain curve of one guest: ((length_mb, MiB/s per MiB), ...)."""
+
+    segments: tuple
+    loss_density: float
+    donate_mb: int
+    # +1 grown, -1 shrunk by the balloon within the rate window, 0 neither.
+    resized: int = 0
+    # Free memory beyond the floor margin: the cache has not filled.
+    filling: bool = False
+    size_mb: int = 0
+    seen: tuple = ()
+    # While filling: reads the cache served per MiB of it (MiB/s per MiB),
+    # measured when the guest read at least a granule in the window;
+    # None when it read less (an idle guest shows nothing).
+    fill_density: float = None
+    # The last balloon change this policy saw: (time, +1 grown / -1 shrunk).
+    last_resize: tuple = None
+    # MiB its cache has yet to fill (free beyond the margin), its disk
+    # reads and their rate window.
+    unfilled_mb: float = 0.0
+    disk_mb_s: float = 0.0
+    window_s: float = 0.0
+
+    def density_at(self, offset_mb):
+        start = 0.0
+        for length, slope in self.segments:
+            if offset_mb < start + length:
+                return slope, start + length - offset_mb
+            start += length
+        return 0.0, float('inf')
+
+    def hull_at(self, offset_mb):
+        """(best mean density from ``offset_mb`` on, MiB it holds for).
+
+        The concave hull's slope there: a curve with a flat step before a
+        cliff (a scan that fits only in more memory) is worth what the
+        whole step to the cliff saves per MiB.
+        """
+        best, best_len = self.density_at(offset_mb)
+        start = 0.0
+        for length, _ in self.segments:
+            start += length
+            if start > offset_mb:
+                span = start - offset_mb
+                mean = (self.gain(start) - self.gain(offset_mb)) / span
+                if mean > best:
+                    best, best_len = mean, span
+        return best, best_len
+
+    def loss_at(self, given_mb, amount_mb):
+        """Loss density of giving ``amount_mb`` more after ``given_mb``.
+
+        The current estimate, or more where an earlier measurement at a
+        smaller size covered the memory given, or where the disk reads
+        measured at a smaller size say so.
+        """
+        top = self.size_mb - given_mb
+        loss = self.loss_density
+        here = self.here
+        for seen in self.seen:
+            if (seen.size_mb < top
+                    and seen.size_mb + seen.length_mb > top - amount_mb):
+                loss = max(loss, seen.density)
+            if here is not None and seen.size_mb < self.size_mb and (
+                    seen.size_mb >= top - amount_mb - mrc.EMPIRICAL_REACH_MB):
+                # The guest's own disk reads, measured at both sizes.
+                loss = max(loss, seen.slope_to(here))
+        return loss
+
+    @property
+    def here(self):
+        """The measurement at the current size, if there is one."""
+        if self.seen and self.seen[0].size_mb == self.size_mb:
+            return self.seen[0]
+        return None
+
+    def gain(self, mb):
+        """MiB/s of reads saved by ``mb`` more MiB."""
+        total, left = 0.0, mb
+        for length, slope in self.segments:
+            used = min(left, length)
+            total += used * slope
+            left -= used
+        return total
+
+
+def value_curve(guest, cfg, params):
+    """The guest's gain curve, or None when it has no usable rates."""
+    r = model.rates(guest)
+    if r is None or not guest.has_data:
+        return None
+    disk, refault, activate = _read_rates_mb_s(r, guest.host_io)
+    segments = _refault_segments(guest.sample, refault, activate, params)
+    filling, free_mb = _filling(guest, refault, disk * r.interval_s, cfg)
+    donate = _donatable_mb(guest, cfg, params, (disk, filling), segments,
+                           free_mb)
+    last_resize = _last_resize(guest)
+    resized = _resized(guest, last_resize, params)
+    seen = mrc.remembered(guest, params)
+    if not filling and not resized:
+        seen, segments = mrc.measured(guest, r, segments, seen,
+                                      (disk, refault), params)
+    return ValueCurve(
+        segments=segments, loss_density=segments[0][1],
+        donate_mb=max(0, int(donate)), resized=resized, filling=filling,
+        size_mb=guest.actual_mb, seen=seen,
+        fill_density=(_fill_density(guest, r, params) if filling
+                      else None),
+        last_resize=last_resize,
+        unfilled_mb=max(0.0, free_mb - cfg.floor_margin_mb),
+        disk_mb_s=disk, window_s=r.interval_s)
+
+
+def _read_rates_mb_s(r, io=None):
+    """(disk reads, refaults, activations) in MiB/s, refaults capped.
+
+    The disk reads are what QEMU read for the guest (``io``, a
+    host_io.HostIo) when the host measured them, else what the guest says
+    (``pgpgin``). A guest cannot save more reads than it does: when its
+    counters say otherwise they disagree or lie, and the refault figures
+    are scaled down to the disk's.
+    """
+    disk = (io.read_mb_s if io is not None
+            else r.pgpgin_kb_s / model.KB_PER_MB)
+    refault = r.refault_s * MB_PER_PAGE
+    activate = min(r.activate_s * MB_PER_PAGE, refault)
+    if refault > disk:
+        scale = disk / refault if refault > 0 else 0.0
+        refault, activate = refault * scale, activate * scale
+    return disk, refault, activate
+
+
+def _refault_segments(s, refault, activate, params):
+    """The refault model: the active list, then the rest of the file LRU.
+
+    Activations price the active list, the other refaults the inactive
+    one; a curve that would rise (convex) becomes one flat segment.
+    """
+    first = max(s.active_file_mb, params.min_segment_mb)
+    second = max(mrc.SHADOW_REACH * s.file_lru_mb, params.min_segment_mb)
+    s1 = activate / first
+    s2 = (refault - activate) / second
+    if s2 > s1:
+        return ((first + second, refault / (first + second)),)
+    return ((first, s1), (second, s2))
+
+
+def _filling(guest, refault, read_mb, cfg):
+    """(whether the guest's cache is still filling, its free MiB).
+
+    A cache that grew over the window is still filling: what it evicts
+    now has not come back yet, so its refaults understate its value (and
+    the kernel keeps some free memory below its watermarks, so "free"
+    alone misses the last few hundred MiB).
+    """
+    s = guest.sample
+    free = s.mem_available_kb / model.KB_PER_MB - s.file_lru_mb
+    growth = s.file_lru_mb - guest.previous.file_lru_mb
+    # A cache that kept at least half of what was read into it has
+    # evicted too little yet for its refaults to show its value.
+    grew = growth > GROWTH_MB or (growth > 0 and (
+        refault == 0 or growth >= read_mb / 2))
+    return free > cfg.floor_margin_mb or grew, free
+
+
+def _donatable_mb(guest, cfg, params, reads, segments, free_mb):
+    """What the guest may give: above its floor and its active set.
+
+    ``reads``: (disk MiB/s, whether the cache is filling). The active
+    list is kept when it is the knee of the curve (see
+    :func:`_active_list_is_a_knee`). While the cache fills, nothing was
+    evicted, so the refault counters say nothing about what the cache is
+    worth: only the free memory may go, less what the reads will fill
+    soon. A guest stalled on memory (PSI) gives nothing.
+    """
+    disk, filling = reads
+    s = guest.sample
+    active = s.active_file_mb if _active_list_is_a_knee(segments) else 0
+    protected = max(guards.floor_mb(guest, cfg),
+                    s.used_mb + active + cfg.floor_margin_mb)
+    donate = guest.actual_mb - protected
+    if filling:
+        fill_mb = disk * params.fill_horizon_s
+        donate = min(donate, free_mb - cfg.floor_margin_mb - fill_mb)
+    if s.psi_some_avg10 is not None and (
+            s.psi_some_avg10 >= params.psi_protect):
+        donate = 0
+    return donate
+
+
+def _active_list_is_a_knee(segments):
+    """Whether the refaults show the active list worth more than the rest.
+
+    A hot set lives on the active list and its hits show no refaults, so
+    shrinking into it costs far more than its activations say: it is
+    kept. So is a list no refault has priced yet. But a reader over
+    uniformly spread data refaults as densely beyond its active list as
+    within (one concave segment, or a second one nearly as steep): its
+    active list is pages re-read by chance, and worth what the rest is.
+    """
+    if len(segments) < 2:
+        return False
+    (_, inside), (_, beyond) = segments[:2]
+    return inside == 0 or beyond < KNEE_SHARE * inside
+
+
+def _resized(guest, last_resize, params):
+    """+1 grown, -1 shrunk by the balloon within the rate window, else 0.
+
+    A window that began just after a resize this policy recorded (an
+    agent that also samples on its own timer) still holds its echo.
+    """
+    s = guest.sample
+    change = s.mem_total_kb - guest.previous.mem_total_kb
+    resized = 0 if abs(change) < RESIZE_KB else (1 if change > 0 else -1)
+    if (not resized and last_resize is not None
+            and guest.previous.timestamp < last_resize[0] + params.settle_s):
+        resized = last_resize[1]
+    return resized
+
+
+def _last_resize(guest):
+    """(time, direction) of the guest's last balloon change, or None.
+
+    The policy state keeps the size at each plan; a different size now
+    means a change after that plan (taken as right after it).
+    """
+    state = guest.policy_state.get(mrc.STATE_KEY)
+    if not isinstance(state, dict):
+        return None
+    try:
+        size, at = int(state['size_mb']), float(state['at'])
+    except (KeyError, TypeError, ValueError):
+        size = at = None
+    if size is not None and abs(guest.actual_mb - size) * 1024 >= RESIZE_KB:
+        return at, 1 if guest.actual_mb > size else -1
+    last = state.get('last_resize')
+    try:
+        at, direction = float(last[0]), int(last[1])
+    except (TypeError, ValueError, IndexError):
+        return None
+    return (at, direction) if direction in (-1, 1) else None
+
+
+def _fill_density(guest, r, params):
+    """Hits per second per MiB of a filling cache, or None.
+
+    Without reclaim nothing leaves the active list, so its growth over the
+    window is the cache pages read a second time while cached: the reuse
+    the cache delivered, per MiB of it. For a miss-ratio curve that is
+    concave this average is at least the value of the next MiB, so it
+    bounds what the guest's free memory would have been worth. It is
+    evidence only when the guest read at least a granule in the window.
+    """
+    if r.disk_read_mb_s * r.interval_s < params.granule_mb:
+        return None
+    s, prev = guest.sample, guest.previous
+    promoted = max(0.0, s.active_file_mb - prev.active_file_mb)
+    return promoted / r.interval_s / max(s.file_lru_mb,
+                                         params.min_segment_mb)

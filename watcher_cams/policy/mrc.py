@@ -1,0 +1,203 @@
+"""A guest's miss-ratio curve as the host measured it.
+
+What memory is worth to a guest is how much less the host reads for it
+when it has more. Each clean rate window (no balloon change in it, the cache
+not filling) is one point of that curve: at the guest's size, the disk
+reads QEMU measured for it and what its counters valued the next segment
+at. The points live in the guest's policy state, kept by the host's agent,
+averaged per size and forgotten after ``memory_s``. Between two sizes they
+price memory without any model; a point that this window's refaults do not
+bear out is of another workload (a phase change) and prices nothing.
+"""
+
+import dataclasses
+
+
+# Key of this policy's part of a guest's policy state, and how many
+# measurements it keeps.
+STATE_KEY = 'utility'
+MAX_SEEN = 8
+# A measurement at a size is the running mean of the last ones there (one
+# cycle's counters are noisy: a few refaults more or less), weighted by the
+# time each adds: rate windows longer than the audit cycle overlap, and an
+# overlapping window repeats events already counted. At most this many
+# windows' worth weigh in.
+MAX_COUNT = 10
+# Measurements of disk reads this far (MiB) below what a move would reach
+# still price it; a measurement at least this far above the current size
+# prices growing back to it.
+EMPIRICAL_REACH_MB = 256
+# How far, in cache sizes beyond its file LRU, a guest's kernel remembers
+# evicted pages: mm/workingset.c lets shadow nodes reach an eighth of the
+# LRU pages, 64 entries each. The longest reach spreads a refault's value
+# the thinnest.
+SHADOW_REACH = 8
+# A saving measured at a larger size is borne out when this window's
+# refaults are at least 1/WITNESS_SLACK of it (the kernel drops shadow
+# entries under pressure, so refaults undercount), give or take
+# NOISE_SHARE of the disk reads.
+WITNESS_SLACK = 2.0
+NOISE_SHARE = 0.1
+
+
+@dataclasses.dataclass(frozen=True)
+class Seen:
+    """One clean measurement of a guest's value.
+
+    At ``size_mb`` the next ``length_mb`` MiB of memory were worth
+    ``density`` MiB/s per MiB, and the guest read ``disk_mb_s`` from disk.
+    """
+
+    size_mb: int
+    density: float
+    length_mb: float
+    timestamp: float
+    disk_mb_s: float = 0.0
+    # Rate windows of counters averaged into this one (fractions where
+    # windows overlapped; at most MAX_COUNT weigh in).
+    count: float = 1.0
+
+    def to_list(self):
+        return [self.size_mb, round(self.density * 1024, 4),
+                round(self.length_mb, 1), round(self.timestamp, 1),
+                round(self.disk_mb_s, 4), round(self.count, 3)]
+
+    def merged(self, newer, window_s):
+        """This measurement averaged with a newer one at the same size.
+
+        ``window_s`` is the newer one's rate window: only the part of it
+        after this one's time is new evidence.
+        """
+        n = min(self.count, MAX_COUNT)
+        w = 1.0
+        if window_s > 0:
+            w = min(1.0, max(0.0, newer.timestamp - self.timestamp)
+                    / window_s)
+        if w <= 0:
+            return dataclasses.replace(self, timestamp=newer.timestamp)
+
+        def mean(a, b):
+            return (a * n + b * w) / (n + w)
+        return Seen(newer.size_mb, mean(self.density, newer.density),
+                    mean(self.length_mb, newer.length_mb), newer.timestamp,
+                    mean(self.disk_mb_s, newer.disk_mb_s), n + w)
+
+    def slope_to(self, other):
+        """Disk reads saved per MiB between this size and ``other``'s."""
+        small, large = sorted((self, other), key=lambda s: s.size_mb)
+        return max(0.0, (small.disk_mb_s - large.disk_mb_s)
+                   / (large.size_mb - small.size_mb))
+
+    @classmethod
+    def from_list(cls, value):
+        """A Seen, or None when ``value`` is not one.
+
+        The agent keeps the state, but a corrupt file must not stop
+        planning.
+        """
+        try:
+            size, per_gib, length, timestamp, disk, count = value
+            seen = cls(int(size), float(per_gib) / 1024, float(length),
+                       float(timestamp), float(disk), float(count))
+        except (TypeError, ValueError):
+            return None
+        if (seen.size_mb <= 0 or not 0 <= seen.density < float('inf')
+                or not 0 < seen.length_mb < float('inf')
+                or not 0 <= seen.disk_mb_s < float('inf')
+                or not 0 < seen.count < float('inf')):
+            return None
+        return seen
+
+
+def remembered(guest, params):
+    """The guest's measurements still trusted at its current sample."""
+    state = guest.policy_state.get(STATE_KEY)
+    entries = state.get('seen') if isinstance(state, dict) else None
+    if not isinstance(entries, list) or guest.sample is None:
+        return ()
+    now = guest.sample.timestamp
+    out = []
+    for entry in entries[:MAX_SEEN]:
+        seen = Seen.from_list(entry)
+        if seen is not None and 0 <= now - seen.timestamp <= params.memory_s:
+            out.append(seen)
+    return tuple(out)
+
+
+def measured(guest, r, segments, seen, reads, params):
+    """(seen, segments) after a clean measurement at the current size.
+
+    ``reads``: (disk, refaults) in MiB/s. Averaged with the earlier ones
+    at this size, it is this guest's value from now on; where the guest
+    was measured larger, its own disk reads there price the memory in
+    between (:func:`_priced_by_disk_reads`).
+    """
+    disk, refault = reads
+    length, density = segments[0]
+    seen = with_seen(seen, Seen(guest.actual_mb, density, length,
+                                guest.sample.timestamp, disk),
+                     r.interval_s, params)
+    mean = seen[0].density
+    segments = ((length, mean),) + tuple(
+        (rest, min(slope, mean)) for rest, slope in segments[1:])
+    return seen, _priced_by_disk_reads(guest, segments, seen, refault)
+
+
+def _witnessed(here, larger, refault_mb_s):
+    """Whether this window's refaults bear out a larger size's saving.
+
+    A read that more memory would save is, at the smaller size, a miss
+    on a page evicted not long ago: a refault (mm/workingset.c). When the
+    reads a larger size saved are far more than the refaults now, that
+    measurement is of another workload: the guest's phase changed.
+    """
+    saving = here.disk_mb_s - larger.disk_mb_s
+    return saving <= (WITNESS_SLACK * refault_mb_s
+                      + NOISE_SHARE * here.disk_mb_s)
+
+
+def _priced_by_disk_reads(guest, segments, seen, refault_mb_s):
+    """Segments with the memory up to a larger measured size priced by it.
+
+    That measurement, not the refault model, prices what the memory in
+    between saved, up or down. (Refaults overvalue a guest that reads far
+    more data than it caches when its kernel keeps shadow entries for
+    several cache sizes: nearly every miss is a refault.) Beyond it the
+    curve stays concave. A disk rate is noisy too: over less than
+    EMPIRICAL_REACH_MB its difference is mostly noise.
+    """
+    above = [x for x in seen[1:]
+             if x.size_mb >= guest.actual_mb + EMPIRICAL_REACH_MB
+             and _witnessed(seen[0], x, refault_mb_s)]
+    if not above:
+        return segments
+    nearest = min(above, key=lambda x: x.size_mb)
+    slope = seen[0].slope_to(nearest)
+    reach = nearest.size_mb - guest.actual_mb
+    beyond = tuple((rest, min(density, slope)) for rest, density in segments)
+    # Refaults the measured step did not explain are reads whose reuse
+    # lies beyond the larger size but within the shadow entries' reach (a
+    # scan that fits only in more memory: a flat step, then a cliff).
+    # Spread over all of that reach, at most what the guest still reads,
+    # and only when they are more than the disk rates' noise.
+    left = min(nearest.disk_mb_s,
+               sum(length * density for length, density in segments)
+               - slope * reach)
+    spread = (guest.actual_mb + SHADOW_REACH * guest.sample.file_lru_mb
+              - nearest.size_mb)
+    if (spread > 0 and left / spread > slope
+            and left > NOISE_SHARE * seen[0].disk_mb_s):
+        beyond = ((spread, left / spread),)
+    return ((reach, slope),) + beyond
+    return ((reach, slope),) + beyond
+
+
+def with_seen(seen, new, window_s, params):
+    """``seen`` with ``new`` first, merged with the one at its size."""
+    kept = [new]
+    for old in seen:
+        if abs(old.size_mb - new.size_mb) < params.granule_mb:
+            kept[0] = old.merged(new, window_s)
+        else:
+            kept.append(old)
+    return tuple(kept[:MAX_SEEN])
