@@ -25,7 +25,9 @@ ACTIONS_LIMIT = 500
 # its [watcher_cams_agent] report_timeout for an agent.
 DEFAULT_TIMEOUT = 30
 # What each strategy writes in an action's reason (watcher_cams/policy).
-VALUE = re.compile(r'value ([0-9.]+) MiB/s per GiB')
+VALUE = re.compile(r'(?:value|measured up to) ([0-9.]+) MiB/s per GiB')
+# Which signal decided a utility move (watcher_cams.policy.utility).
+SIGNAL = re.compile(r'\((host-measured|guest-reported|probe)\)')
 UTILIZATION = re.compile(r'cache utilization ([0-9.]+) -> ([0-9.]+)')
 MARGIN = re.compile(r'Committed_AS ([0-9]+) MiB \+ margin ([0-9]+) MiB')
 KSM = re.compile(r'entitled ([0-9]+) MiB \+ ([0-9]+) MiB of ([0-9]+) MiB '
@@ -101,6 +103,10 @@ def value_estimate(reason):
     reason = reason or ''
     found = VALUE.search(reason)
     if found:
+        decided = signal(reason)
+        if decided:
+            return _('%(v)s MiB/s per GiB (%(s)s)') % {
+                'v': found.group(1), 's': decided}
         return _('%s MiB/s per GiB') % found.group(1)
     found = UTILIZATION.search(reason)
     if found:
@@ -115,6 +121,17 @@ def value_estimate(reason):
         return _('%(b)s MiB of %(p)s MiB KSM savings') % {
             'b': found.group(2), 'p': found.group(3)}
     return None
+
+
+def signal(reason):
+    """Which signal decided a utility move, from its reason, or None.
+
+    ``host-measured``: the disk reads QEMU measured at sizes the guest
+    held; ``guest-reported``: the guest's own counters; ``probe``: one
+    granule to measure what neither could tell.
+    """
+    found = SIGNAL.search(reason or '')
+    return found.group(1) if found else None
 
 
 class Action:
@@ -141,6 +158,7 @@ class Action:
         self.audit = (plan or {}).get('audit_uuid')
         self.strategy = (plan or {}).get('strategy_name')
         self.value = value_estimate(self.reason)
+        self.signal = signal(self.reason)
 
 
 def cams_actions(request, limit=ACTIONS_LIMIT):

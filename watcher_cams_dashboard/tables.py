@@ -97,6 +97,8 @@ class ActionsTable(tables.DataTable):
         lambda a: '%s (%s)' % ((a.plan or '-')[:8], a.plan_state or '?'),
         verbose_name=_('Action plan'))
     strategy = tables.Column('strategy', verbose_name=_('Strategy'))
+    signal = tables.Column(lambda a: a.signal or '-',
+                           verbose_name=_('Decided by'))
     reason = tables.Column(
         lambda a: (a.reason + (' [%s]' % a.status_message
                                if a.status_message else '')),

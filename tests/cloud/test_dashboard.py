@@ -161,6 +161,8 @@ class TestDashboardPanel(testtools.TestCase):
             self.assertEqual('SUCCEEDED', row[5])
             self.assertIn('%s (SUCCEEDED)' % plan[:8], row[6])
             self.assertEqual('margin_balloon', row[7])
+            # Which signal decided it: only utility moves say.
+            self.assertEqual('-', row[8])
             self.assertIn('-> %d MiB' % sizes[row[3]], row[4])
         # Balloon sizes, page caches, reads as the guests say and as the
         # host measured them.

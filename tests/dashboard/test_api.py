@@ -108,6 +108,24 @@ class TestApi(test_panel.WithCatalog, test.APITestCase):
         self.assertIsNone(api.value_estimate('margin: whatever'))
         self.assertIsNone(api.value_estimate(None))
 
+    def test_which_signal_decided_a_utility_move(self):
+        cases = [
+            ('utility (host-measured): value 0.500 MiB/s per GiB, gets 64 '
+             'MiB', '0.500 MiB/s per GiB (host-measured)', 'host-measured'),
+            ('utility (probe): measured up to 6.208 MiB/s per GiB, the '
+             'donor 2.002', '6.208 MiB/s per GiB (probe)', 'probe'),
+            ('utility (guest-reported), a tie broken by cams: cache '
+             'utilization 0.22 -> 0.48 (predicted)',
+             'cache utilization 0.22 to 0.48', 'guest-reported'),
+            # Written before moves said which signal decided them.
+            ('utility: value 0.125 MiB/s per GiB, gives 512 MiB',
+             '0.125 MiB/s per GiB', None),
+            ('ksm (paper): entitled 512 MiB + 64 MiB of 128 MiB safe KSM '
+             'savings', '64 MiB of 128 MiB KSM savings', None)]
+        for reason, value, decided in cases:
+            self.assertEqual(value, str(api.value_estimate(reason)))
+            self.assertEqual(decided, api.signal(reason))
+
 
 class TestCharts(test.TestCase):
 

@@ -229,8 +229,8 @@ class TestHost(PanelTestCase):
         self.mock_server_list.return_value = servers, more
         self.mock_tenant_list.return_value = self.tenants.list(), False
         self.mock_cams_actions.return_value = [
-            action('new', U1, 'devstack001', 'utility: value 1.250 MiB/s '
-                   'per GiB, gives 512 MiB'),
+            action('new', U1, 'devstack001', 'utility (host-measured): '
+                   'value 1.250 MiB/s per GiB, gives 512 MiB'),
             action('old', U1, 'devstack001', 'cams: cache utilization '
                    '0.40 -> 0.55 (2 steps of 128 MiB)'),
             action('pin', U1, 'devstack001', 'affinity: shares 900 merged '
@@ -247,7 +247,8 @@ class TestHost(PanelTestCase):
         projects = {t.id: t.name for t in self.tenants.list()}
         self.assertEqual(projects[servers[0].tenant_id], web.project)
         # The newest balloon action's estimate, from Watcher's reason.
-        self.assertEqual('1.250 MiB/s per GiB', str(web.value))
+        self.assertEqual('1.250 MiB/s per GiB (host-measured)',
+                         str(web.value))
         self.assertIsNone(db.value)
         self.assertEqual('no-agent: the guest agent does not answer',
                          db.agent_text)
@@ -258,6 +259,11 @@ class TestHost(PanelTestCase):
                           for g in res.context['llc_table'].data])
         self.assertEqual(['new', 'old', 'pin'],
                          [a.id for a in res.context['actions_table'].data])
+        # Which signal decided each move, in its own column.
+        self.assertContains(res, 'Decided by')
+        self.assertEqual(['host-measured', None, None],
+                         [a.signal for a in
+                          res.context['actions_table'].data])
         self.assertContains(res, 'web-&lt;1&gt;')
         self.assertNotContains(res, 'web-<1>')
         self.assertContains(res, '24000 MiB')

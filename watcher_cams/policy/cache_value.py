@@ -35,6 +35,8 @@ class ValueCurve:
     filling: bool = False
     size_mb: int = 0
     seen: tuple = ()
+    # The first MiB of ``segments`` priced by host-measured reads.
+    measured_mb: float = 0.0
     # While filling: reads the cache served per MiB of it (MiB/s per MiB),
     # measured when the guest read at least a granule in the window;
     # None when it read less (an idle guest shows nothing).
@@ -82,16 +84,33 @@ class ValueCurve:
         """
         top = self.size_mb - given_mb
         loss = self.loss_density
-        here = self.here
         for seen in self.seen:
             if (seen.size_mb < top
                     and seen.size_mb + seen.length_mb > top - amount_mb):
                 loss = max(loss, seen.density)
+        return max(loss, self.measured_loss(given_mb, amount_mb))
+
+    def measured_loss(self, given_mb, amount_mb):
+        """The part of :meth:`loss_at` the host measured (0.0: none).
+
+        The guest's own disk reads at a smaller size, against now.
+        """
+        top = self.size_mb - given_mb
+        here, loss = self.here, 0.0
+        for seen in self.seen:
             if here is not None and seen.size_mb < self.size_mb and (
                     seen.size_mb >= top - amount_mb - mrc.EMPIRICAL_REACH_MB):
-                # The guest's own disk reads, measured at both sizes.
                 loss = max(loss, seen.slope_to(here))
         return loss
+
+    def gain_is_measured(self, offset_mb):
+        """Whether host-measured reads priced the gain at ``offset_mb``."""
+        return offset_mb < self.measured_mb
+
+    def loss_is_measured(self, given_mb, amount_mb):
+        """Whether host-measured reads priced :meth:`loss_at`."""
+        measured = self.measured_loss(given_mb, amount_mb)
+        return measured > 0 and measured >= self.loss_at(given_mb, amount_mb)
 
     @property
     def here(self):
@@ -123,13 +142,14 @@ def value_curve(guest, cfg, params):
     last_resize = _last_resize(guest)
     resized = _resized(guest, last_resize, params)
     seen = mrc.remembered(guest, params)
+    measured_mb = 0.0
     if not filling and not resized:
-        seen, segments = mrc.measured(guest, r, segments, seen,
-                                      (disk, refault), params)
+        seen, segments, measured_mb = mrc.measured(
+            guest, r, segments, seen, (disk, refault), params)
     return ValueCurve(
         segments=segments, loss_density=segments[0][1],
         donate_mb=max(0, int(donate)), resized=resized, filling=filling,
-        size_mb=guest.actual_mb, seen=seen,
+        size_mb=guest.actual_mb, seen=seen, measured_mb=measured_mb,
         fill_density=(_fill_density(guest, r, params) if filling
                       else None),
         last_resize=last_resize,

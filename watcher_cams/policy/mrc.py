@@ -125,7 +125,7 @@ def remembered(guest, params):
 
 
 def measured(guest, r, segments, seen, reads, params):
-    """(seen, segments) after a clean measurement at the current size.
+    """(seen, segments, MiB host-measured) after a clean window.
 
     ``reads``: (disk, refaults) in MiB/s. Averaged with the earlier ones
     at this size, it is this guest's value from now on; where the guest
@@ -140,7 +140,7 @@ def measured(guest, r, segments, seen, reads, params):
     mean = seen[0].density
     segments = ((length, mean),) + tuple(
         (rest, min(slope, mean)) for rest, slope in segments[1:])
-    return seen, _priced_by_disk_reads(guest, segments, seen, refault)
+    return (seen,) + _priced_by_disk_reads(guest, segments, seen, refault)
 
 
 def _witnessed(here, larger, refault_mb_s):
@@ -157,20 +157,21 @@ def _witnessed(here, larger, refault_mb_s):
 
 
 def _priced_by_disk_reads(guest, segments, seen, refault_mb_s):
-    """Segments with the memory up to a larger measured size priced by it.
+    """(segments, MiB of them host-measured) after larger measured sizes.
 
-    That measurement, not the refault model, prices what the memory in
-    between saved, up or down. (Refaults overvalue a guest that reads far
-    more data than it caches when its kernel keeps shadow entries for
-    several cache sizes: nearly every miss is a refault.) Beyond it the
-    curve stays concave. A disk rate is noisy too: over less than
-    EMPIRICAL_REACH_MB its difference is mostly noise.
+    The nearest larger measurement this window's refaults bear out, not
+    the refault model, prices what the memory in between saved, up or
+    down. (Refaults overvalue a guest that reads far more data than it
+    caches when its kernel keeps shadow entries for several cache sizes:
+    nearly every miss is a refault.) Beyond it the curve stays concave,
+    but for a cliff the refaults still show. A disk rate is noisy too:
+    over less than EMPIRICAL_REACH_MB its difference is mostly noise.
     """
     above = [x for x in seen[1:]
              if x.size_mb >= guest.actual_mb + EMPIRICAL_REACH_MB
              and _witnessed(seen[0], x, refault_mb_s)]
     if not above:
-        return segments
+        return segments, 0.0
     nearest = min(above, key=lambda x: x.size_mb)
     slope = seen[0].slope_to(nearest)
     reach = nearest.size_mb - guest.actual_mb
@@ -188,8 +189,8 @@ def _priced_by_disk_reads(guest, segments, seen, refault_mb_s):
     if (spread > 0 and left / spread > slope
             and left > NOISE_SHARE * seen[0].disk_mb_s):
         beyond = ((spread, left / spread),)
-    return ((reach, slope),) + beyond
-    return ((reach, slope),) + beyond
+        reach += spread
+    return ((nearest.size_mb - guest.actual_mb, slope),) + beyond, reach
 
 
 def with_seen(seen, new, window_s, params):

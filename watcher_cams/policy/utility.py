@@ -37,6 +37,11 @@ from watcher_cams.policy import mrc
 
 # Key of this policy's part of a guest's policy state.
 STATE_KEY = mrc.STATE_KEY
+# Which signal decided a move, in its reason: the host's block statistics
+# at sizes the guest held, the guest's own counters, or a probe.
+HOST_MEASURED = 'host-measured'
+GUEST_REPORTED = 'guest-reported'
+PROBE = 'probe'
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,7 +76,11 @@ def value_curve(guest, cfg, params=UtilityParams()):
 
 
 def _moves(host, cfg, params, curves):
-    """Greedy water-filling; returns ({uuid: delta_mb}, saved MiB/s)."""
+    """Greedy water-filling.
+
+    Returns ({uuid: delta_mb}, saved MiB/s, the uuids whose moves
+    host-measured reads priced).
+    """
     guests = {g.uuid: g for g in host.guests if g.uuid in curves}
     # Room at the start of the cycle; it shifts by exactly what has moved.
     # No reversal of a resize whose echo is still in the rates.
@@ -82,39 +91,55 @@ def _moves(host, cfg, params, curves):
     delta = dict.fromkeys(guests, 0)
     g_mb = params.granule_mb
     threshold = params.min_value / 1024.0  # per MiB moved
-    saved = 0.0
-    order = sorted(guests)
+    saved, measured = 0.0, set()
     while True:
-        taker = donor = None
-        gain = loss = 0.0
-        for u in order:
-            d = delta[u]
-            if d >= 0 and up[u] - d >= g_mb:
-                slope, seg_left = curves[u].hull_at(d)
-                if taker is None or slope > gain:
-                    taker, gain, t_room = u, slope, up[u] - d
-                    t_seg = seg_left
-        for u in order:
-            d = delta[u]
-            if u != taker and d <= 0 and down[u] + d >= g_mb:
-                u_loss = curves[u].loss_at(-d, g_mb)
-                if donor is None or u_loss < loss:
-                    donor, loss, d_room = u, u_loss, down[u] + d
-        if taker is None or donor is None:
+        taker, gain, t_left = _best_taker(curves, delta, up, g_mb)
+        donor, loss, d_room = _cheapest_donor(curves, delta, down, g_mb,
+                                              taker)
+        if donor is None or gain - loss * (1 + params.value_band) <= (
+                threshold):
             break
-        if gain - loss * (1 + params.value_band) <= threshold:
-            break
-        amount = min(t_room, d_room, max(t_seg, g_mb))
+        amount = min(t_left, d_room)
         amount -= amount % g_mb
         # Only as far as the donor's loss stays what was priced.
         while (amount > g_mb and curves[donor].loss_at(
                 -delta[donor], amount) > loss):
             amount -= g_mb
+        if (curves[taker].gain_is_measured(delta[taker])
+                or curves[donor].loss_is_measured(-delta[donor], amount)):
+            measured.update((taker, donor))
         saved += curves[taker].gain(delta[taker] + amount) \
             - curves[taker].gain(delta[taker]) - amount * loss
         delta[taker] += amount
         delta[donor] -= amount
-    return delta, saved
+    return delta, saved, measured
+
+
+def _best_taker(curves, delta, up, g_mb):
+    """(uuid, gain per MiB, MiB at that gain within its room) or Nones."""
+    taker, gain, left = None, 0.0, 0
+    for u in sorted(delta):
+        d = delta[u]
+        if d >= 0 and up[u] - d >= g_mb:
+            slope, seg_left = curves[u].hull_at(d)
+            if taker is None or slope > gain:
+                taker, gain = u, slope
+                left = min(up[u] - d, max(seg_left, g_mb))
+    return taker, gain, left
+
+
+def _cheapest_donor(curves, delta, down, g_mb, taker):
+    """(uuid, loss per MiB, MiB it may still give) or Nones."""
+    donor, loss, room = None, 0.0, 0
+    if taker is None:
+        return donor, loss, room
+    for u in sorted(delta):
+        d = delta[u]
+        if u != taker and d <= 0 and down[u] + d >= g_mb:
+            u_loss = curves[u].loss_at(-d, g_mb)
+            if donor is None or u_loss < loss:
+                donor, loss, room = u, u_loss, down[u] + d
+    return donor, loss, room
 
 
 def _tie_break(host, cfg, params, curves):
@@ -168,7 +193,8 @@ def _tie_break(host, cfg, params, curves):
             if gain < loss * (1 - params.value_band) - threshold:
                 return None
     steps.moves = [dataclasses.replace(
-        m, reason='utility, a tie broken by %s' % m.reason)
+        m, reason='utility (%s), a tie broken by %s'
+        % (GUEST_REPORTED, m.reason))
         for m in steps.moves]
     return steps
 
@@ -222,8 +248,8 @@ def _probe(host, cfg, params, curves):
             donor, loss = u, u_loss
     if donor is None or bound - loss * (1 + params.value_band) <= threshold:
         return None
-    why = ('utility, a probe: measured up to %.3f MiB/s per GiB, the donor '
-           '%.3f' % (bound * 1024, loss * 1024))
+    why = ('utility (%s): measured up to %.3f MiB/s per GiB, the donor '
+           '%.3f' % (PROBE, bound * 1024, loss * 1024))
     proposals = {taker: (host.guest(taker).actual_mb + g_mb, why),
                  donor: (host.guest(donor).actual_mb - g_mb, why)}
     return model.Plan(host.name, moves=guards.finalize(host, proposals, cfg))
@@ -249,7 +275,7 @@ def plan(host: model.HostView, cfg: guards.GuardConfig,
         if curve is not None:
             curves[g.uuid] = curve
     states = _remember(host, curves)
-    delta, saved = _moves(host, cfg, params, curves)
+    delta, saved, measured = _moves(host, cfg, params, curves)
     if not any(delta.values()):
         other = (_probe(host, cfg, params, curves)
                  or _tie_break(host, cfg, params, curves))
@@ -263,8 +289,9 @@ def plan(host: model.HostView, cfg: guards.GuardConfig,
             density = curves[uuid].density_at(0)[0] * 1024
             proposals[uuid] = (
                 guest.actual_mb + d,
-                'utility: value %.3f MiB/s per GiB, %s %d MiB'
-                % (density, 'gets' if d > 0 else 'gives', abs(d)))
+                'utility (%s): value %.3f MiB/s per GiB, %s %d MiB'
+                % (HOST_MEASURED if uuid in measured else GUEST_REPORTED,
+                   density, 'gets' if d > 0 else 'gives', abs(d)))
     result = model.Plan(host.name, moves=guards.finalize(host, proposals, cfg))
     result.predicted_reads_avoided_mb_s = max(0.0, saved)
     result.policy_state = states

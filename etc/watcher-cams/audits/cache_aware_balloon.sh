@@ -2,9 +2,21 @@
 # cache_aware_balloon (goal memory_cache_efficiency): moves memory with the
 # balloon from guests whose page cache does not pay off to guests where it
 # does. mode=paper is the CAMS paper's method (equal cache utilization by
-# fixed steps), mode=utility ours (equal marginal value of memory, measured
-# through the guests' refault counters). doc/source/strategies.rst says how
-# each decides.
+# fixed steps), mode=utility ours (equal marginal value of memory: the disk
+# reads it saves, as QEMU measures them for each guest at the sizes it held,
+# shaped between those sizes by the guest's refault counters).
+# doc/source/strategies.rst says how each decides.
+#
+# Each utility action's reason says which signal decided it, e.g.
+# (openstack optimize action list --audit AUDIT --long):
+#   utility (host-measured): value 0.520 MiB/s per GiB, gets 960 MiB
+#   utility (guest-reported): value 0.274 MiB/s per GiB, gives 960 MiB
+#   utility (probe): measured up to 6.208 MiB/s per GiB, the donor 2.002
+#   utility (guest-reported), a tie broken by cams: cache utilization ...
+# host-measured: the host's block statistics at two sizes priced the move;
+# guest-reported: the guest's own counters did (after they were checked
+# against what the host measured); probe: one granule to measure what
+# neither could tell. The Horizon panel shows it as "Decided by".
 #
 # Parameters (openstack optimize audit create --parameter NAME=VALUE), with
 # their defaults:

@@ -94,6 +94,9 @@ class TestUtilityPlan(testtools.TestCase):
         self.assertGreater(by[busy.uuid], 0)
         self.assertEqual(0, sum(by.values()))
         self.assertGreater(plan.predicted_reads_avoided_mb_s, 0)
+        # Its counters decided it: nothing was measured at another size.
+        for m in plan.moves:
+            self.assertTrue(m.reason.startswith('utility (guest-reported)'))
 
     def test_nothing_moves_without_value(self):
         a = factory.guest(1, read_mb_s=1.0)
@@ -110,7 +113,7 @@ class TestUtilityPlan(testtools.TestCase):
         deltas = {m.instance: m.delta_mb for m in plan.moves}
         self.assertGreater(deltas[rereads.uuid], 0)
         self.assertEqual(-deltas[rereads.uuid], deltas[streams.uuid])
-        self.assertIn('tie', plan.moves[0].reason)
+        self.assertIn('(guest-reported), a tie', plan.moves[0].reason)
         # Unless it reads nothing from disk (its data fits): memory it
         # gets could not save a read.
         fits = factory.guest(1, active_mb=1500, inactive_mb=292)
@@ -304,6 +307,11 @@ class TestMeasurementMemory(testtools.TestCase):
         # Measured as cheap there, the memory goes.
         cheap = remembering(self.donor, self.seen(1792, 0.0, 64, disk=0.52))
         self.assertLess(self.deltas(cheap)[self.donor.uuid], 0)
+        # Measured dearer than its counters say, but below the taker's
+        # value: the host's figure priced the move.
+        dearer = remembering(self.donor, self.seen(1792, 0.0, 64, disk=0.6))
+        plan = utility.plan(factory.host([self.taker, dearer]), CFG)
+        self.assertIn('(host-measured)', plan.moves[0].reason)
 
     def test_disk_reads_measured_larger_make_a_taker(self):
         # Its counters value it like the donor (0.11 MiB/s per GiB):
@@ -314,8 +322,12 @@ class TestMeasurementMemory(testtools.TestCase):
         self.assertEqual({}, self.deltas(self.donor, taker))
         # ...but at 2304 MiB it read 0.5 MiB/s less: 2 MiB/s per GiB.
         was_larger = remembering(taker, self.seen(2304, 0.0, 64, disk=1.5))
-        self.assertGreater(
-            self.deltas(self.donor, was_larger)[was_larger.uuid], 0)
+        plan = utility.plan(factory.host([was_larger, self.donor]), CFG)
+        moves = {m.instance: m for m in plan.moves}
+        self.assertGreater(moves[was_larger.uuid].delta_mb, 0)
+        # The host's reads at 2304 MiB decided it, and the reason says so.
+        self.assertIn('(host-measured)', moves[was_larger.uuid].reason)
+        self.assertIn('(host-measured)', moves[self.donor.uuid].reason)
 
     def test_a_flat_step_before_refaulting_reads_is_a_cliff(self):
         # A scan over more than it can cache: every read is a refault, and
@@ -498,7 +510,7 @@ class TestProbe(testtools.TestCase):
         moves = {m.instance: m for m in self.plan(self.measured(3.0)).moves}
         self.assertEqual(64, moves[self.hot.uuid].delta_mb)
         self.assertEqual(-64, moves[self.other.uuid].delta_mb)
-        self.assertIn('probe', moves[self.hot.uuid].reason)
+        self.assertIn('utility (probe)', moves[self.hot.uuid].reason)
 
     def test_reads_that_did_not_fall_are_not_probed(self):
         self.assertEqual([], self.plan(self.measured(2.0)).moves)
