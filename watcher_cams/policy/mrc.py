@@ -140,7 +140,36 @@ def measured(guest, r, segments, seen, reads, params):
     mean = seen[0].density
     segments = ((length, mean),) + tuple(
         (rest, min(slope, mean)) for rest, slope in segments[1:])
+    seen, segments = _capped_by_step_below(guest, segments, seen)
     return (seen,) + _priced_by_disk_reads(guest, segments, seen, refault)
+
+
+def _capped_by_step_below(guest, segments, seen):
+    """(seen, segments) no steeper than the step below, if counters lied.
+
+    At the nearest smaller measured size the counters valued the memory
+    above it; the host then measured what growing over it saved. When
+    that is far less than they promised (less than 1/WITNESS_SLACK of it,
+    give or take NOISE_SHARE of the reads), the guest's counters do not
+    agree with the host's reads: they may value its memory, here and at
+    the sizes they were kept for, no higher than the host measured.
+    """
+    here = seen[0]
+    below = [x for x in seen[1:]
+             if x.size_mb <= guest.actual_mb - EMPIRICAL_REACH_MB]
+    if here.size_mb != guest.actual_mb or not below:
+        return seen, segments
+    nearest = max(below, key=lambda x: x.size_mb)
+    promised = nearest.density * min(here.size_mb - nearest.size_mb,
+                                     nearest.length_mb)
+    saved = nearest.disk_mb_s - here.disk_mb_s
+    if saved >= promised / WITNESS_SLACK - NOISE_SHARE * nearest.disk_mb_s:
+        return seen, segments
+    slope = nearest.slope_to(here)
+    return (tuple(dataclasses.replace(x, density=min(x.density, slope))
+                  for x in seen),
+            tuple((length, min(density, slope))
+                  for length, density in segments))
 
 
 def _witnessed(here, larger, refault_mb_s):

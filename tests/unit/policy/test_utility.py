@@ -295,7 +295,7 @@ class TestMeasurementMemory(testtools.TestCase):
 
     def test_a_move_stops_where_remembered_value_begins(self):
         # Memory down to 1792 MiB is cheap; below it was seen worth more.
-        knee = remembering(self.donor, self.seen(1600, 4.0, 192))
+        knee = remembering(self.donor, self.seen(1600, 4.0, 192, disk=0.9))
         self.assertEqual(-256, self.deltas(knee)[self.donor.uuid])
 
     def test_disk_reads_measured_smaller_price_the_memory_given(self):
@@ -415,8 +415,11 @@ class TestMeasurementMemory(testtools.TestCase):
 
     def test_measurements_at_one_size_are_averaged(self):
         # One window's 0.11 MiB/s per GiB joins three earlier 1.0s.
+        # (At 1536 MiB it read 1.2 MiB/s: the step to 2048 saved what its
+        # counters promised there, so they keep shaping its curve.)
         donor = remembering(self.donor, self.seen(2048, 1.0, 896),
-                            self.seen(1536, 2.0, 700, age=600, count=1))
+                            self.seen(1536, 2.0, 700, age=600, count=1,
+                                      disk=1.2))
         curve = utility.value_curve(donor, CFG)
         mean = (3 * 1.0 + 0.1 / 896 * 1024) / 4
         self.assertAlmostEqual(mean, curve.segments[0][1] * 1024, places=3)
@@ -425,7 +428,7 @@ class TestMeasurementMemory(testtools.TestCase):
             utility.STATE_KEY]['seen']
         self.assertEqual([2048, round(mean, 4), 896.0, self.now,
                           0.125, 4], latest)
-        self.assertEqual([1536, 2.0, 700.0, self.now - 600, 0.0, 1], other)
+        self.assertEqual([1536, 2.0, 700.0, self.now - 600, 1.2, 1], other)
         # The mean weighs at most MAX_COUNT measurements.
         many = remembering(self.donor, self.seen(2048, 1.0, 896, count=500))
         [latest] = utility.plan(factory.host([self.taker, many]), CFG
@@ -542,3 +545,48 @@ class TestActiveList(testtools.TestCase):
                                 activate_s=factory.pages_s(0.5))
         curve = utility.value_curve(uniform, CFG)
         self.assertEqual(2048 - 256 - 128, curve.donate_mb)
+
+
+class TestMemoryThatSavesNothingGoesBack(testtools.TestCase):
+    """A guest whose host-measured reads did not fall when it grew."""
+
+    def setUp(self):
+        super().setUp()
+        self.neighbour = factory.guest(2, read_mb_s=1.0,
+                                       refault_s=factory.pages_s(0.5),
+                                       activate_s=factory.pages_s(0.5))
+
+    def grown(self, **counters):
+        """Grown from 2048 MiB to 2560; the host read 8 MiB/s at both."""
+        g = factory.guest(1, actual_mb=2560, read_mb_s=8.0, **counters)
+        now = g.sample.timestamp
+        # What its counters said at each size: MiB/s per GiB over the
+        # next 1024 MiB.
+        said = 9.0 if counters else 0.0
+        return remembering(g, (2560, said, 1024, now - 60, 8.0, 3),
+                           (2048, said, 1024, now - 300, 8.0, 3))
+
+    def given_back(self, guest):
+        plan = utility.plan(factory.host([guest, self.neighbour]), CFG)
+        return -sum(m.delta_mb for m in plan.moves
+                    if m.instance == guest.uuid)
+
+    def test_a_stream_or_direct_io_gives_it_back(self):
+        # O_DIRECT or a stream: no refaults, reads unchanged.
+        self.assertGreaterEqual(self.given_back(self.grown()), 512)
+
+    def test_even_when_its_counters_claim_every_read_would_hit(self):
+        # Its counters say every read was a refault within its active
+        # list, within what the host measured, so the claims check
+        # passes: they value its memory at three times the neighbour's
+        # (0.57 MiB/s per GiB), but the host's reads at both sizes decide.
+        claims = self.grown(refault_s=factory.pages_s(8.0),
+                            activate_s=factory.pages_s(8.0))
+        alone = remembering(
+            claims, (2560, 9.0, 1024, claims.sample.timestamp - 60, 8.0, 3))
+        self.assertGreater(
+            utility.value_curve(alone, CFG).loss_density * 1024, 1.7)
+        self.assertLessEqual(self.given_back(alone), 0)
+        # The step from 2048 MiB saved nothing of what they promised.
+        self.assertEqual(0.0, utility.value_curve(claims, CFG).loss_density)
+        self.assertGreaterEqual(self.given_back(claims), 512)
