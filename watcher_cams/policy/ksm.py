@@ -7,10 +7,13 @@ split in equal parts over all guests on top of their entitled size (their
 and the balloons take the memory back.
 
 Utility mode: the same pool goes, ``granule_mb`` at a time, to the guest
-whose next MiB saves the most disk reads (the gain curves of
+whose next MiB saves the most disk reads (the value curves of
 :mod:`watcher_cams.policy.utility`), and only while that saving is at least
 ``min_value``; memory nobody would use stays on the host, where it is
-cheaper to lose when sharing breaks.
+cheaper to lose when sharing breaks. A guest keeps the bonus it holds while
+its value cannot be measured (its cache filling after the last grant) and
+until it is measured below ``min_value``; guests whose values are within
+``value_band`` of the best share evenly.
 """
 
 import dataclasses
@@ -59,26 +62,80 @@ def _equal_bonus(guests, pool):
 
 
 def _value_bonus(guests, pool, cfg, params):
+    """Bonuses by value, starting from what each guest holds now.
+
+    A guest keeps the bonus it holds while its value is not measured below
+    ``min_value``: one just grown is still filling and shows nothing yet,
+    and handing its share to the next guest every cycle moves memory back
+    and forth for nothing. When the savings fall, the cheapest held memory
+    goes first; what is left goes where the next MiB saves the most.
+    """
     curves = {g.uuid: utility.value_curve(g, cfg) for g in guests}
-    bonus = {g.uuid: 0 for g in guests}
-    threshold = params.min_value / 1024.0
-    left = pool
-    while left >= params.granule_mb:
-        best = None
-        for g in guests:
-            curve = curves[g.uuid]
-            room = g.max_mb - g.entitled_mb - bonus[g.uuid]
-            if curve is None or room < params.granule_mb:
-                continue
-            offset = g.entitled_mb + bonus[g.uuid] - g.actual_mb
-            density = curve.density_at(max(0, offset))[0]
-            if density > threshold and (best is None or density > best[0]):
-                best = (density, g.uuid)
-        if best is None:
+    bonus = {g.uuid: _kept_bonus(g, curves[g.uuid], params) for g in guests}
+    _give_back(guests, curves, bonus, pool)
+    left = pool - sum(bonus.values())
+    while left > 0:
+        taker = _next_taker(guests, curves, bonus, params)
+        if taker is None:
             break
-        bonus[best[1]] += params.granule_mb
-        left -= params.granule_mb
+        # The last granule may be smaller: savings are handed out whole.
+        g = next(g for g in guests if g.uuid == taker)
+        step = min(params.granule_mb, left,
+                   g.max_mb - g.entitled_mb - bonus[taker])
+        bonus[taker] += step
+        left -= step
     return bonus
+
+
+def _next_taker(guests, curves, bonus, params):
+    """The guest the next granule of savings goes to, or None.
+
+    The one whose next MiB saves the most; values within utility mode's
+    ``value_band`` of the best are equal as far as the counters can tell,
+    and of those the guest with the smallest bonus goes first.
+    """
+    values = {}
+    for g in guests:
+        curve = curves[g.uuid]
+        if curve is None or g.max_mb - g.entitled_mb - bonus[g.uuid] <= 0:
+            continue
+        offset = g.entitled_mb + bonus[g.uuid] - g.actual_mb
+        values[g.uuid] = curve.hull_at(max(0, offset))[0]
+    best = max(values.values(), default=0.0)
+    if best <= params.min_value / 1024.0:
+        return None
+    band = 1 - utility.UtilityParams().value_band
+    return min((bonus[u], u) for u, v in values.items()
+               if v >= best * band)[1]
+
+
+def _kept_bonus(guest, curve, params):
+    """MiB above its entitlement the guest keeps before values are compared.
+
+    What it holds, unless its cache is settled and worth less than
+    ``min_value``.
+    """
+    held = max(0, min(guest.actual_mb, guest.max_mb) - guest.entitled_mb)
+    if curve is None:
+        return 0
+    if (not curve.filling and not curve.resized
+            and curve.loss_at(0, held) < params.min_value / 1024.0):
+        return 0
+    return held
+
+
+def _give_back(guests, curves, bonus, pool):
+    """Shrink bonuses to the pool, the cheapest memory first."""
+    over = sum(bonus.values()) - pool
+    order = sorted((g for g in guests if bonus[g.uuid]),
+                   key=lambda g: (curves[g.uuid].loss_at(0, bonus[g.uuid]),
+                                  g.uuid))
+    for g in order:
+        if over <= 0:
+            break
+        cut = min(over, bonus[g.uuid])
+        bonus[g.uuid] -= cut
+        over -= cut
 
 
 def plan(host: model.HostView, cfg: guards.GuardConfig,

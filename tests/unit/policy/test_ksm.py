@@ -4,6 +4,7 @@ from tests.unit import factory
 from watcher_cams.policy import guards
 from watcher_cams.policy import ksm
 from watcher_cams.policy import model
+from watcher_cams.policy import utility
 
 CFG = guards.GuardConfig(ksm_safety_factor=0.5)
 
@@ -53,6 +54,36 @@ class TestKsmUtility(testtools.TestCase):
         plan = ksm.plan(h, CFG, ksm.KsmParams(mode=ksm.UTILITY))
         by = {m.instance: m.delta_mb for m in plan.moves}
         self.assertEqual({busy.uuid: 512}, by)
+
+    def test_a_bonus_just_given_is_kept_while_it_fills(self):
+        # Grown by 256 MiB in the last cycle: its cache is still filling,
+        # so its counters show nothing yet; the savings it holds stay with
+        # it rather than going to the next guest each cycle.
+        valued = dict(read_mb_s=2.0, refault_s=factory.pages_s(1.5),
+                      activate_s=factory.pages_s(1.0))
+        grown = factory.guest(1, actual_mb=2304, base_mb=2048, max_mb=2304,
+                              active_mb=100, inactive_mb=1000)
+        other = factory.guest(2, actual_mb=2048, base_mb=2048, max_mb=2304,
+                              **valued)
+        self.assertTrue(utility.value_curve(grown, CFG).filling)
+        h = factory.host([grown, other], ram_mb=4096, ksm=ksm_saving(1024))
+        plan = ksm.plan(h, CFG, ksm.KsmParams(mode=ksm.UTILITY))
+        by = {m.instance: m.target_mb for m in plan.moves}
+        self.assertNotIn(grown.uuid, by)
+        self.assertEqual(2304, by[other.uuid])
+
+    def test_equal_values_share_evenly_and_wholly(self):
+        # Three guests alike: the 200 MiB of safe savings are split (the
+        # last granule smaller), not handed to the first in 64 MiB steps.
+        gs = [factory.guest(i, actual_mb=2048, base_mb=2048, max_mb=2304,
+                            read_mb_s=2.0, refault_s=factory.pages_s(1.5),
+                            activate_s=factory.pages_s(1.0))
+              for i in (1, 2, 3)]
+        h = factory.host(gs, ram_mb=6144, ksm=ksm_saving(400))
+        plan = ksm.plan(h, CFG, ksm.KsmParams(mode=ksm.UTILITY))
+        bonus = sorted(m.delta_mb for m in plan.moves)
+        self.assertEqual(200, sum(bonus))
+        self.assertLessEqual(bonus[-1] - bonus[0], 64)
 
     def test_bad_mode(self):
         self.assertRaises(ValueError, ksm.KsmParams, mode='magic')
