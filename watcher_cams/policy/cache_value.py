@@ -37,6 +37,8 @@ class ValueCurve:
     seen: tuple = ()
     # The first MiB of ``segments`` priced by host-measured reads.
     measured_mb: float = 0.0
+    # When it stopped reading at this size (mrc.idle_since), or None.
+    idle_since: float = None
     # While filling: reads the cache served per MiB of it (MiB/s per MiB),
     # measured when the guest read at least a granule in the window;
     # None when it read less (an idle guest shows nothing).
@@ -108,7 +110,12 @@ class ValueCurve:
         return offset_mb < self.measured_mb
 
     def loss_is_measured(self, given_mb, amount_mb):
-        """Whether host-measured reads priced :meth:`loss_at`."""
+        """Whether host-measured reads priced :meth:`loss_at`.
+
+        They did when they stopped: a guest that went idle.
+        """
+        if self.idle_since is not None:
+            return True
         measured = self.measured_loss(given_mb, amount_mb)
         return measured > 0 and measured >= self.loss_at(given_mb, amount_mb)
 
@@ -143,7 +150,13 @@ def value_curve(guest, cfg, params):
     resized = _resized(guest, last_resize, params)
     seen = mrc.remembered(guest, params)
     measured_mb = 0.0
-    if not filling and not resized:
+    idle = mrc.idle_since(guest, seen, disk, params)
+    if idle is not None:
+        # What its cache holds is no longer read, and what was measured
+        # was of its old workload: all but its used memory may go.
+        seen, segments, filling = (), ((params.min_segment_mb, 0.0),), False
+        donate = _idle_donatable_mb(guest, cfg, params)
+    elif not filling and not resized:
         seen, segments, measured_mb = mrc.measured(
             guest, r, segments, seen, (disk, refault), params)
     return ValueCurve(
@@ -153,7 +166,7 @@ def value_curve(guest, cfg, params):
         fill_density=(_fill_density(guest, r, params) if filling
                       else None),
         last_resize=last_resize,
-        unfilled_mb=max(0.0, free_mb - cfg.floor_margin_mb),
+        unfilled_mb=max(0.0, free_mb - cfg.floor_margin_mb), idle_since=idle,
         disk_mb_s=disk, window_s=r.interval_s)
 
 
@@ -232,6 +245,16 @@ def _donatable_mb(guest, cfg, params, reads, segments, free_mb):
             s.psi_some_avg10 >= params.psi_protect):
         donate = 0
     return donate
+
+
+def _idle_donatable_mb(guest, cfg, params):
+    """What a guest that went idle may give: all above its used memory."""
+    s = guest.sample
+    if s.psi_some_avg10 is not None and (
+            s.psi_some_avg10 >= params.psi_protect):
+        return 0
+    return guest.actual_mb - max(guards.floor_mb(guest, cfg),
+                                 s.used_mb + cfg.floor_margin_mb)
 
 
 def _active_list_is_a_knee(segments):

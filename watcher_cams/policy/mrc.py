@@ -38,6 +38,10 @@ SHADOW_REACH = 8
 # NOISE_SHARE of the disk reads.
 WITNESS_SLACK = 2.0
 NOISE_SHARE = 0.1
+# A guest that read at least READ_MB_S at its size and now reads at most
+# IDLE_MB_S (MiB/s) went idle.
+READ_MB_S = 0.1
+IDLE_MB_S = 0.001
 
 
 @dataclasses.dataclass(frozen=True)
@@ -220,6 +224,29 @@ def _priced_by_disk_reads(guest, segments, seen, refault_mb_s):
         beyond = ((spread, left / spread),)
         reach += spread
     return ((nearest.size_mb - guest.actual_mb, slope),) + beyond, reach
+
+
+def idle_since(guest, seen, disk_mb_s, params):
+    """When the guest stopped reading from disk at its size, or None.
+
+    A guest that read at this size and now reads (next to) nothing did
+    not get more cache: its workload stopped or changed, and what its
+    cache holds is no longer read. (A guest whose data fits its cache
+    reads nothing too, but never read at this size once its cache was
+    full.) Kept in the policy state while its reads stay at nothing.
+    """
+    if disk_mb_s > IDLE_MB_S:
+        return None
+    state = guest.policy_state.get(STATE_KEY)
+    try:
+        return float(state['idle_since'])
+    except (KeyError, TypeError, ValueError):
+        pass
+    here = [x for x in seen
+            if abs(x.size_mb - guest.actual_mb) < params.granule_mb]
+    if here and here[0].disk_mb_s >= READ_MB_S:
+        return guest.sample.timestamp
+    return None
 
 
 def with_seen(seen, new, window_s, params):

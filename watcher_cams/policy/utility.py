@@ -263,6 +263,8 @@ def _remember(host, curves):
                  'at': host.guest(uuid).sample.timestamp}
         if c.last_resize is not None:
             state['last_resize'] = list(c.last_resize)
+        if c.idle_since is not None:
+            state['idle_since'] = c.idle_since
         states[uuid] = {STATE_KEY: state}
     return states
 

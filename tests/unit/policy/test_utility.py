@@ -590,3 +590,50 @@ class TestMemoryThatSavesNothingGoesBack(testtools.TestCase):
         # The step from 2048 MiB saved nothing of what they promised.
         self.assertEqual(0.0, utility.value_curve(claims, CFG).loss_density)
         self.assertGreaterEqual(self.given_back(claims), 512)
+
+
+class TestWentIdle(testtools.TestCase):
+    """A guest that read at its size and now reads nothing."""
+
+    def setUp(self):
+        super().setUp()
+        self.taker = factory.guest(1, read_mb_s=2.0,
+                                   refault_s=factory.pages_s(2.0),
+                                   activate_s=factory.pages_s(1.5))
+        # Reads nothing now; its active list is half its cache.
+        self.quiet = factory.guest(2, active_mb=896, inactive_mb=896)
+        self.now = self.quiet.sample.timestamp
+
+    def given(self, quiet):
+        plan = utility.plan(factory.host([self.taker, quiet]), CFG)
+        return -sum(m.delta_mb for m in plan.moves
+                    if m.instance == quiet.uuid), plan
+
+    def test_its_cache_goes_when_it_stopped_reading(self):
+        # At this size it read 3 MiB/s five minutes ago.
+        was_busy = remembering(self.quiet,
+                               (2048, 0.5, 896, self.now - 300, 3.0, 3))
+        # All but its used memory and the margin may go, its active list
+        # too; the taker's first segment (896 MiB) is what is worth it.
+        self.assertEqual(2048 - 256 - 128,
+                         utility.value_curve(was_busy, CFG).donate_mb)
+        given, plan = self.given(was_busy)
+        self.assertEqual(896, given)
+        self.assertIn('(host-measured)', plan.moves[0].reason)
+        state = plan.policy_state[was_busy.uuid][utility.STATE_KEY]
+        self.assertEqual(self.now, state['idle_since'])
+        self.assertEqual([], state['seen'])
+
+    def test_a_guest_whose_data_fits_keeps_its_active_list(self):
+        # It never read at this size once full: its data may fit.
+        given, _ = self.given(self.quiet)
+        self.assertLessEqual(given, 2048 - 256 - 896 - 128)
+
+    def test_idle_lasts_while_it_reads_nothing(self):
+        idle = dataclasses.replace(self.quiet, policy_state={
+            utility.STATE_KEY: {'idle_since': self.now - 600}})
+        self.assertEqual(self.now - 600,
+                         utility.value_curve(idle, CFG).idle_since)
+        reading = dataclasses.replace(
+            factory.guest(2, read_mb_s=1.0), policy_state=idle.policy_state)
+        self.assertIsNone(utility.value_curve(reading, CFG).idle_since)
