@@ -160,7 +160,8 @@ def value_curve(guest, cfg, params):
         seen, segments, measured_mb = mrc.measured(
             guest, r, segments, seen, (disk, refault), params)
     return ValueCurve(
-        segments=segments, loss_density=segments[0][1],
+        segments=segments,
+        loss_density=max(segments[0][1], _inactive_hit_density(guest, r)),
         donate_mb=max(0, int(donate)), resized=resized, filling=filling,
         size_mb=guest.actual_mb, seen=seen, measured_mb=measured_mb,
         fill_density=(_fill_density(guest, r, params) if filling
@@ -245,6 +246,23 @@ def _donatable_mb(guest, cfg, params, reads, segments, free_mb):
             s.psi_some_avg10 >= params.psi_protect):
         donate = 0
     return donate
+
+
+def _inactive_hit_density(guest, r):
+    """Hits per second per MiB of the inactive file list (0: unknown).
+
+    ``pgactivate`` counts pages moved to an active list, mostly inactive
+    pages hit again: the reads the cache's margin serves, which is what
+    shrinking it loses. It sees a hot set larger than the active list,
+    whose pages cycle through the inactive one and are hit there, where
+    refaults see nothing (they are hits, not misses). A guest's claim: it
+    may keep memory the guest has, never get it more (it prices losses
+    only).
+    """
+    inactive = guest.sample.inactive_file_mb
+    if inactive <= 0:
+        return 0.0
+    return r.pgactivate_s * MB_PER_PAGE / max(inactive, 1.0)
 
 
 def _idle_donatable_mb(guest, cfg, params):

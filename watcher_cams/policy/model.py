@@ -34,6 +34,9 @@ class GuestSample:
     pgmajfault: int = 0
     workingset_refault_file: int = 0
     workingset_activate_file: int = 0
+    # Pages moved to an active list (file and anon; 0 where not reported):
+    # mostly pages hit again while on the inactive list.
+    pgactivate: int = 0
     psi_some_avg10: Optional[float] = None
     psi_full_avg10: Optional[float] = None
     psi_some_total_us: Optional[int] = None
@@ -70,6 +73,7 @@ class GuestRates:
     majfault_s: float
     refault_s: float
     activate_s: float
+    pgactivate_s: float = 0.0
 
     @property
     def disk_read_mb_s(self) -> float:
@@ -249,7 +253,8 @@ def rates(guest: GuestView) -> Optional[GuestRates]:
     deltas = (cur.pgpgin_kb - prev.pgpgin_kb,
               cur.pgmajfault - prev.pgmajfault,
               cur.workingset_refault_file - prev.workingset_refault_file,
-              cur.workingset_activate_file - prev.workingset_activate_file)
+              cur.workingset_activate_file - prev.workingset_activate_file,
+              cur.pgactivate - prev.pgactivate)
     if min(deltas) < 0:
         return None
     return GuestRates(dt, *(d / dt for d in deltas))

@@ -73,7 +73,8 @@ MEMINFO_KEYS = {'MemTotal': 'mem_total_kb',
 VMSTAT_KEYS = {'pgpgin': 'pgpgin_kb',
                'pgmajfault': 'pgmajfault',
                'workingset_refault_file': 'workingset_refault_file',
-               'workingset_activate_file': 'workingset_activate_file'}
+               'workingset_activate_file': 'workingset_activate_file',
+               'pgactivate': 'pgactivate'}
 
 
 class ReportError(ValueError):

@@ -134,8 +134,9 @@ class TestParsers(testtools.TestCase):
     def test_vmstat_needs_pgpgin_and_defaults_the_rest(self):
         self.assertEqual({'pgpgin': 7, 'pgmajfault': 0,
                           'workingset_refault_file': 0,
-                          'workingset_activate_file': 0},
-                         guest_agent.parse_vmstat('pgpgin 7\nother 3\n'))
+                          'workingset_activate_file': 0, 'pgactivate': 5},
+                         guest_agent.parse_vmstat(
+                             'pgpgin 7\nother 3\npgactivate 5\n'))
         self.assertRaises(guest_agent.GuestAgentError,
                           guest_agent.parse_vmstat, 'pgpgout 1\n')
 

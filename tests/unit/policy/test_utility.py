@@ -637,3 +637,26 @@ class TestWentIdle(testtools.TestCase):
         reading = dataclasses.replace(
             factory.guest(2, read_mb_s=1.0), policy_state=idle.policy_state)
         self.assertIsNone(utility.value_curve(reading, CFG).idle_since)
+
+
+class TestInactiveListHits(testtools.TestCase):
+    """Hits on the inactive list price what shrinking it loses."""
+
+    def test_a_hot_set_cycling_through_the_inactive_list_keeps_it(self):
+        taker = factory.guest(1, read_mb_s=2.0,
+                              refault_s=factory.pages_s(1.5),
+                              activate_s=factory.pages_s(1.0))
+        # No refault, no activation: its counters value it at nothing...
+        hot = factory.guest(2, read_mb_s=0.2)
+        self.assertEqual(0.0, utility.value_curve(hot, CFG).loss_density)
+        self.assertTrue(utility.plan(factory.host([taker, hot]), CFG).moves)
+        # ...but 4 MiB/s of its inactive pages (896 MiB) are hit again:
+        # 4.6 MiB/s per GiB, more than the taker's 1.1 and the band.
+        cycling = dataclasses.replace(hot, sample=dataclasses.replace(
+            hot.sample, pgactivate=hot.previous.pgactivate
+            + int(factory.pages_s(4.0) * 60)))
+        curve = utility.value_curve(cycling, CFG)
+        self.assertAlmostEqual(4.0 / 896 * 1024, curve.loss_density * 1024,
+                               places=2)
+        self.assertEqual([], utility.plan(factory.host([taker, cycling]),
+                                          CFG).moves)

@@ -40,6 +40,8 @@ class LinuxCache:
         self.shadow_factor = shadow_factor
         self.evictions = 0
         self.hits = self.misses = self.refaults = self.activations = 0
+        # Inactive pages hit again (the kernel's pgactivate).
+        self.promotions = 0
         self.capacity = 0
         self.resize(capacity)
 
@@ -67,6 +69,7 @@ class LinuxCache:
             del inactive[block]
             active[block] = None
             self.hits += 1
+            self.promotions += 1
             return True
         self.misses += 1
         stamp = self.shadow.pop(block, None)

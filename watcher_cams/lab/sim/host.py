@@ -123,7 +123,8 @@ class SimGuest:
         pages = self.pages_per_block
         return {'pgpgin': self.pgpgin_kb, 'pgmajfault': 0,
                 'workingset_refault_file': self.cache.refaults * pages,
-                'workingset_activate_file': self.cache.activations * pages}
+                'workingset_activate_file': self.cache.activations * pages,
+                'pgactivate': getattr(self.cache, 'promotions', 0) * pages}
 
     def sample(self, now):
         c = self.cache
