@@ -45,11 +45,16 @@ class ValueCurve:
     fill_density: float = None
     # The last balloon change this policy saw: (time, +1 grown / -1 shrunk).
     last_resize: tuple = None
-    # MiB its cache has yet to fill (free beyond the margin), its disk
-    # reads and their rate window.
+    # MiB its cache has yet to fill (free beyond the margin), what it can
+    # hold (its size less its used memory), its disk reads and their rate
+    # window.
     unfilled_mb: float = 0.0
+    capacity_mb: float = 0.0
     disk_mb_s: float = 0.0
     window_s: float = 0.0
+    # Refaults and activations (MiB/s, capped by the disk reads).
+    refault_mb_s: float = 0.0
+    activate_mb_s: float = 0.0
 
     def density_at(self, offset_mb):
         start = 0.0
@@ -168,7 +173,9 @@ def value_curve(guest, cfg, params):
                       else None),
         last_resize=last_resize,
         unfilled_mb=max(0.0, free_mb - cfg.floor_margin_mb), idle_since=idle,
-        disk_mb_s=disk, window_s=r.interval_s)
+        capacity_mb=guest.actual_mb - guest.sample.used_mb,
+        disk_mb_s=disk, window_s=r.interval_s, refault_mb_s=refault,
+        activate_mb_s=activate)
 
 
 def _read_rates_mb_s(r, io=None):

@@ -183,7 +183,7 @@ def _tie_break(host, cfg, params, curves):
                 if taker.filling and taker.fill_density is not None:
                     gain = max(gain, taker.fill_density)
                 if donor.fill_density is None or (
-                        donor.unfilled_mb > donor.disk_mb_s * donor.window_s
+                        donor.capacity_mb > donor.disk_mb_s * donor.window_s
                         or donor.fill_density > threshold
                         or gain - donor.fill_density * (1 + params.value_band)
                         <= threshold):
@@ -225,34 +225,58 @@ def _probe(host, cfg, params, curves):
     the next one may follow; reads that did not make the granule the
     cheapest memory this guest has, and the water-filling takes it back.
     """
-    g_mb = params.granule_mb
     threshold = params.min_value / 1024.0
-    taker, bound = None, 0.0
+    taker, bound, amount = None, 0.0, 0
     for u, c in sorted(curves.items()):
-        slope = _measured_slope_below(c)
-        if (slope is None or c.resized or c.filling
-                or guards.room_up(host.guest(u), cfg) < g_mb
-                or slope <= c.density_at(0)[0] * (1 + params.value_band)):
-            continue
-        if slope > bound:
-            taker, bound = u, slope
+        found = _probe_bound(c, host.guest(u), cfg, params)
+        if found is not None and found[0] > bound:
+            taker, (bound, amount) = u, found
     if taker is None:
         return None
     donor, loss = None, 0.0
     for u, c in sorted(curves.items()):
         room = min(c.donate_mb, guards.room_down(host.guest(u), cfg))
-        if u == taker or c.resized > 0 or c.filling or room < g_mb:
+        if u == taker or c.resized > 0 or c.filling or room < amount:
             continue
-        u_loss = c.loss_at(0, g_mb)
+        u_loss = c.loss_at(0, amount)
         if donor is None or u_loss < loss:
             donor, loss = u, u_loss
     if donor is None or bound - loss * (1 + params.value_band) <= threshold:
         return None
     why = ('utility (%s): measured up to %.3f MiB/s per GiB, the donor '
            '%.3f' % (PROBE, bound * 1024, loss * 1024))
-    proposals = {taker: (host.guest(taker).actual_mb + g_mb, why),
-                 donor: (host.guest(donor).actual_mb - g_mb, why)}
+    proposals = {taker: (host.guest(taker).actual_mb + amount, why),
+                 donor: (host.guest(donor).actual_mb - amount, why)}
     return model.Plan(host.name, moves=guards.finalize(host, proposals, cfg))
+
+
+def _probe_bound(curve, guest, cfg, params):
+    """(what the next MiB may be worth, MiB to probe) for a guest, or None.
+
+    Where its host-measured reads fell more per MiB below its size than its
+    counters value the next MiB: that slope, one granule. Where its reads
+    are all refaults beyond its active list (none activated) and no larger
+    size was measured: its reuse lies somewhere within the shadow entries'
+    reach, as a scan a little larger than its cache does (a cliff the
+    counters cannot place); up to a quarter of its cache more, valued as if
+    the cliff were within it.
+    """
+    g_mb = params.granule_mb
+    room = guards.room_up(guest, cfg)
+    if curve.resized or curve.filling or room < g_mb:
+        return None
+    slope = _measured_slope_below(curve)
+    if slope is not None and slope > curve.density_at(0)[0] * (
+            1 + params.value_band):
+        return slope, g_mb
+    step = min(room, max(g_mb, guest.sample.file_lru_mb // 4))
+    step -= step % g_mb
+    if (curve.refault_mb_s < (1 - mrc.NOISE_SHARE) * curve.disk_mb_s
+            or curve.activate_mb_s > mrc.NOISE_SHARE * curve.refault_mb_s
+            or curve.disk_mb_s <= 0
+            or any(x.size_mb > curve.size_mb for x in curve.seen)):
+        return None
+    return curve.refault_mb_s / step, step
 
 
 def _remember(host, curves):

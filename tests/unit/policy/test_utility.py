@@ -130,9 +130,9 @@ class TestUtilityPlan(testtools.TestCase):
         self.assertEqual([], utility.plan(factory.host([reading, idle]),
                                           CFG).moves)
 
-    def _growing(self, promoted_mb):
+    def _growing(self, promoted_mb, read_mb_s=5.0):
         growing = factory.guest(2, active_mb=100, inactive_mb=1692,
-                                read_mb_s=5.0)
+                                read_mb_s=read_mb_s)
         # Same counters, but 200 MiB less cache one window ago, of which
         # ``promoted_mb`` were re-read since (active list growth).
         earlier = dataclasses.replace(
@@ -159,14 +159,14 @@ class TestUtilityPlan(testtools.TestCase):
                                           CFG).moves)
 
     def test_a_growing_cache_that_served_nothing_breaks_a_tie(self):
-        # It read 300 MiB in the window and re-read none of it while
-        # cached (a reader over far more data than it can cache): its
-        # free memory goes, as paper mode would move it, without waiting
-        # for the cache to fill.
+        # It read 2400 MiB in the window, more than it can cache (1792),
+        # and re-read none of it while cached: a reader over far more data
+        # than it can cache. Its free memory goes, as paper mode would
+        # move it, without waiting for the cache to fill.
         valued = factory.guest(1, read_mb_s=2.0,
                                refault_s=factory.pages_s(2.0),
                                activate_s=factory.pages_s(1.5))
-        _, streaming = self._growing(promoted_mb=0)
+        _, streaming = self._growing(promoted_mb=0, read_mb_s=40.0)
         self.assertEqual(0.0, utility.value_curve(streaming, CFG)
                          .fill_density)
         plan = utility.plan(factory.host([valued, streaming]), CFG)
@@ -179,10 +179,10 @@ class TestUtilityPlan(testtools.TestCase):
         self.assertEqual([], utility.plan(factory.host([flat, streaming]),
                                           CFG).moves)
 
-    def test_a_cache_that_will_not_fill_within_a_window_breaks_no_tie(self):
-        # It re-read nothing of the 300 MiB it read, but 472 MiB are still
-        # free beyond the margin: a scan's first pass looks the same until
-        # it has read more than it can cache, so it keeps its memory.
+    def test_a_cache_that_read_less_than_it_holds_breaks_no_tie(self):
+        # It re-read nothing of the 300 MiB it read, but it can cache
+        # 1792: a scan's first pass looks the same until it has read more
+        # than it can cache, so it keeps its memory.
         valued = factory.guest(1, read_mb_s=2.0,
                                refault_s=factory.pages_s(2.0),
                                activate_s=factory.pages_s(1.5))
@@ -514,6 +514,32 @@ class TestProbe(testtools.TestCase):
         self.assertEqual(64, moves[self.hot.uuid].delta_mb)
         self.assertEqual(-64, moves[self.other.uuid].delta_mb)
         self.assertIn('utility (probe)', moves[self.hot.uuid].reason)
+
+    def test_reads_all_refaulting_beyond_the_active_list_are_probed(self):
+        # A scan a little larger than its cache: every read a refault,
+        # none within the active list. Where the cliff is, the counters
+        # cannot say: a quarter of its cache (1792 MiB) more is tried.
+        scan = factory.guest(1, read_mb_s=6.0,
+                             refault_s=factory.pages_s(6.0))
+        # Spread over the shadow entries' reach its refaults are worth 0.4
+        # MiB/s per GiB, less than the neighbour's 0.51: no water-filling.
+        self.other = factory.guest(2, read_mb_s=0.5,
+                                   refault_s=factory.pages_s(0.45),
+                                   activate_s=factory.pages_s(0.45))
+        moves = {m.instance: m for m in self.plan(scan).moves}
+        self.assertEqual(448, moves[scan.uuid].delta_mb)
+        self.assertIn('utility (probe)', moves[scan.uuid].reason)
+        # Once a larger size was measured, the cliff rule prices it.
+        tried = remembering(scan, (2048, 0.0, 64, self.now - 60, 6.0, 3),
+                            (2560, 0.0, 64, self.now - 300, 6.0, 3))
+        reasons = [m.reason for m in self.plan(tried).moves]
+        self.assertFalse(any('probe' in r for r in reasons), reasons)
+        # Activations mean reuse within its reach that the model prices.
+        some = factory.guest(1, read_mb_s=6.0,
+                             refault_s=factory.pages_s(6.0),
+                             activate_s=factory.pages_s(1.0))
+        self.assertFalse(any('probe' in m.reason
+                             for m in self.plan(some).moves))
 
     def test_reads_that_did_not_fall_are_not_probed(self):
         self.assertEqual([], self.plan(self.measured(2.0)).moves)
