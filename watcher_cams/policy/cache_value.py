@@ -166,7 +166,8 @@ def value_curve(guest, cfg, params):
             guest, r, segments, seen, (disk, refault), params)
     return ValueCurve(
         segments=segments,
-        loss_density=max(segments[0][1], _inactive_hit_density(guest, r)),
+        loss_density=max(segments[0][1],
+                         _inactive_hit_density(guest, r, params)),
         donate_mb=max(0, int(donate)), resized=resized, filling=filling,
         size_mb=guest.actual_mb, seen=seen, measured_mb=measured_mb,
         fill_density=(_fill_density(guest, r, params) if filling
@@ -255,7 +256,7 @@ def _donatable_mb(guest, cfg, params, reads, segments, free_mb):
     return donate
 
 
-def _inactive_hit_density(guest, r):
+def _inactive_hit_density(guest, r, params):
     """Hits per second per MiB of the inactive file list (0: unknown).
 
     ``pgactivate`` counts pages moved to an active list, mostly inactive
@@ -264,12 +265,11 @@ def _inactive_hit_density(guest, r):
     whose pages cycle through the inactive one and are hit there, where
     refaults see nothing (they are hits, not misses). A guest's claim: it
     may keep memory the guest has, never get it more (it prices losses
-    only).
+    only). Over at least ``min_segment_mb``: a list of a few MiB (a cache
+    whose pages all became active) says little of the MiB behind it.
     """
-    inactive = guest.sample.inactive_file_mb
-    if inactive <= 0:
-        return 0.0
-    return r.pgactivate_s * MB_PER_PAGE / max(inactive, 1.0)
+    inactive = max(guest.sample.inactive_file_mb, params.min_segment_mb)
+    return r.pgactivate_s * MB_PER_PAGE / inactive
 
 
 def _idle_donatable_mb(guest, cfg, params):

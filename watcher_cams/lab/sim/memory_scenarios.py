@@ -197,7 +197,8 @@ def real_lab_spec(hot_prob, data_mb=3072, reads_per_s=100, block_kb=64,
 # guests of every kind. Real kernels' shadow entries (several cache sizes).
 ALLOCATOR_SCALE = ('1 MiB blocks, audit every 60 s, shadow entries for 4 '
                    'cache sizes; 2 h, measured after 20 min')
-ALLOCATOR_POINTS = ('phase-change', 'big-hot-set', 'mixed-12')
+ALLOCATOR_POINTS = ('phase-change', 'big-hot-set', 'mixed-12', 'shifting-4',
+                    'two-hot-sets')
 
 
 def _allocator_host(name, ram_mb, guests):
@@ -221,40 +222,79 @@ def _reader(pattern, range_mb, rate_mb_s, duration_s=None, **kw):
     return phase
 
 
+def _phase_change():
+    # Three guests share 4 GiB; after an hour the hot/cold reader and the
+    # uniform one swap workloads; a scan that fits runs throughout.
+    hour = 3600
+    hot = _reader('hot_cold', 4096, 6.0, hour, hot_share=0.9)
+    far = _reader('uniform', 65536, 6.0, hour)
+    return _allocator_host('phase-change', 4096, [
+        _vm('a', 1365, 3072, hot, far),
+        _vm('b', 1365, 3072, far, hot),
+        _vm('scan', 1366, 3072, _reader('scan', 900, 4.0))])
+
+
+def _big_hot_set():
+    # The hot fifth (1,638 MiB) is more than the active list of any cache
+    # this guest can have at its static size.
+    return _allocator_host('big-hot-set', 4096, [
+        _vm('hotcold', 2048, 3584,
+            _reader('hot_cold', 8192, 8.0, hot_share=0.9)),
+        _vm('uniform', 2048, 3584, _reader('uniform', 65536, 8.0))])
+
+
+def _mixed_12():
+    return _allocator_host('mixed-12', 16384, [
+        _vm('hotcold-a', 1365, 4096,
+            _reader('hot_cold', 8192, 6.0, hot_share=0.9)),
+        _vm('hotcold-b', 1365, 4096,
+            _reader('hot_cold', 4096, 3.0, hot_share=0.8)),
+        _vm('hotcold-small', 1365, 4096,
+            _reader('hot_cold', 1024, 2.0, hot_share=0.9)),
+        _vm('scan-fits', 1365, 4096, _reader('scan', 2700, 10.0)),
+        _vm('scan-too-big', 1365, 4096, _reader('scan', 20480, 10.0)),
+        _vm('uniform-2g', 1365, 4096, _reader('uniform', 2048, 3.0)),
+        _vm('uniform-8g', 1365, 4096, _reader('uniform', 8192, 3.0)),
+        _vm('uniform-64g', 1365, 4096, _reader('uniform', 65536, 6.0)),
+        _vm('uniform-4g', 1365, 4096, _reader('uniform', 4096, 1.0)),
+        _vm('idle-a', 1365, 4096, {'pattern': 'idle'}, used_mb=512),
+        _vm('idle-b', 1365, 4096, {'pattern': 'idle'}, used_mb=768),
+        _vm('idle-c', 1369, 4096, {'pattern': 'idle'}, used_mb=384)])
+
+
+def _shifting_4():
+    # A web guest that goes idle for 40 minutes and comes back, beside a
+    # database that fits in 2.4 GiB, a batch scan a little larger than its
+    # cache and a log reader over 100 GB.
+    web = dict(hot_share=0.85)
+    return _allocator_host('shifting-4', 6144, [
+        _vm('web', 1536, 4096, _reader('hot_cold', 6144, 5.0, 2400, **web),
+            dict(pattern='idle', duration_s=2400),
+            _reader('hot_cold', 6144, 5.0, **web), used_mb=384),
+        _vm('db', 1536, 4096, _reader('uniform', 2400, 4.0), used_mb=512),
+        _vm('batch', 1536, 4096, _reader('scan', 1800, 6.0)),
+        _vm('logs', 1536, 4096, _reader('uniform', 100000, 8.0))])
+
+
+def _two_hot_sets():
+    # Two hot/cold readers: one whose hot set is small and hot, one whose
+    # hot set is larger than its static cache.
+    return _allocator_host('two-hot-sets', 4096, [
+        _vm('small-hot', 2048, 3584,
+            _reader('hot_cold', 4096, 6.0, hot_share=0.95), used_mb=300),
+        _vm('large-hot', 2048, 3584,
+            _reader('hot_cold', 12000, 6.0, hot_share=0.7), used_mb=300)])
+
+
+ALLOCATOR_BUILDERS = {
+    'phase-change': _phase_change, 'big-hot-set': _big_hot_set,
+    'mixed-12': _mixed_12, 'shifting-4': _shifting_4,
+    'two-hot-sets': _two_hot_sets}
+
+
 def allocator_spec(point):
     """One point of the allocator scenarios (ALLOCATOR_POINTS)."""
-    hour = 3600
-    if point == 'phase-change':
-        # Three guests share 4 GiB; after an hour the hot/cold reader and
-        # the uniform one swap workloads; a scan that fits runs throughout.
-        hot = _reader('hot_cold', 4096, 6.0, hour, hot_share=0.9)
-        far = _reader('uniform', 65536, 6.0, hour)
-        return _allocator_host('phase-change', 4096, [
-            _vm('a', 1365, 3072, hot, far),
-            _vm('b', 1365, 3072, far, hot),
-            _vm('scan', 1366, 3072, _reader('scan', 900, 4.0))])
-    if point == 'big-hot-set':
-        # The hot fifth (1,638 MiB) is more than the active list of any
-        # cache this guest can have at its static size.
-        return _allocator_host('big-hot-set', 4096, [
-            _vm('hotcold', 2048, 3584,
-                _reader('hot_cold', 8192, 8.0, hot_share=0.9)),
-            _vm('uniform', 2048, 3584, _reader('uniform', 65536, 8.0))])
-    if point == 'mixed-12':
-        return _allocator_host('mixed-12', 16384, [
-            _vm('hotcold-a', 1365, 4096,
-                _reader('hot_cold', 8192, 6.0, hot_share=0.9)),
-            _vm('hotcold-b', 1365, 4096,
-                _reader('hot_cold', 4096, 3.0, hot_share=0.8)),
-            _vm('hotcold-small', 1365, 4096,
-                _reader('hot_cold', 1024, 2.0, hot_share=0.9)),
-            _vm('scan-fits', 1365, 4096, _reader('scan', 2700, 10.0)),
-            _vm('scan-too-big', 1365, 4096, _reader('scan', 20480, 10.0)),
-            _vm('uniform-2g', 1365, 4096, _reader('uniform', 2048, 3.0)),
-            _vm('uniform-8g', 1365, 4096, _reader('uniform', 8192, 3.0)),
-            _vm('uniform-64g', 1365, 4096, _reader('uniform', 65536, 6.0)),
-            _vm('uniform-4g', 1365, 4096, _reader('uniform', 4096, 1.0)),
-            _vm('idle-a', 1365, 4096, {'pattern': 'idle'}, used_mb=512),
-            _vm('idle-b', 1365, 4096, {'pattern': 'idle'}, used_mb=768),
-            _vm('idle-c', 1369, 4096, {'pattern': 'idle'}, used_mb=384)])
-    raise ValueError('unknown allocator point %r' % (point,))
+    try:
+        return ALLOCATOR_BUILDERS[point]()
+    except KeyError:
+        raise ValueError('unknown allocator point %r' % (point,)) from None
