@@ -686,3 +686,13 @@ class TestInactiveListHits(testtools.TestCase):
                                places=2)
         self.assertEqual([], utility.plan(factory.host([taker, cycling]),
                                           CFG).moves)
+
+    def test_a_few_inactive_mib_say_little_of_the_rest(self):
+        # All but 4 MiB of its cache is active: 0.03 MiB/s of hits there
+        # is priced over a segment (64 MiB), not as 7.7 MiB/s per GiB.
+        full = factory.guest(2, active_mb=1788, inactive_mb=4)
+        hits = dataclasses.replace(full, sample=dataclasses.replace(
+            full.sample, pgactivate=int(factory.pages_s(0.03) * 60)))
+        self.assertAlmostEqual(
+            0.03 / 64 * 1024,
+            utility.value_curve(hits, CFG).loss_density * 1024, places=2)
