@@ -243,8 +243,10 @@ def _probe(host, cfg, params, curves):
             donor, loss = u, u_loss
     if donor is None or bound - loss * (1 + params.value_band) <= threshold:
         return None
+    # What it costs, at most: the donor's reads the amount may add.
     why = ('utility (%s): measured up to %.3f MiB/s per GiB, the donor '
-           '%.3f' % (PROBE, bound * 1024, loss * 1024))
+           '%.3f; costs at most %.3f MiB/s of reads'
+           % (PROBE, bound * 1024, loss * 1024, loss * amount))
     proposals = {taker: (host.guest(taker).actual_mb + amount, why),
                  donor: (host.guest(donor).actual_mb - amount, why)}
     return model.Plan(host.name, moves=guards.finalize(host, proposals, cfg))

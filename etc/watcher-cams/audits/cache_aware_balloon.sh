@@ -11,7 +11,8 @@
 # (openstack optimize action list --audit AUDIT --long):
 #   utility (host-measured): value 0.520 MiB/s per GiB, gets 960 MiB
 #   utility (guest-reported): value 0.274 MiB/s per GiB, gives 960 MiB
-#   utility (probe): measured up to 6.208 MiB/s per GiB, the donor 2.002
+#   utility (probe): measured up to 6.208 MiB/s per GiB, the donor 2.002;
+#     costs at most 0.125 MiB/s of reads
 #   utility (guest-reported), a tie broken by cams: cache utilization ...
 # host-measured: the host's block statistics at two sizes priced the move;
 # guest-reported: the guest's own counters did (after they were checked

@@ -514,6 +514,8 @@ class TestProbe(testtools.TestCase):
         self.assertEqual(64, moves[self.hot.uuid].delta_mb)
         self.assertEqual(-64, moves[self.other.uuid].delta_mb)
         self.assertIn('utility (probe)', moves[self.hot.uuid].reason)
+        # Its cost, at most: the donor's 0.11 MiB/s per GiB for 64 MiB.
+        self.assertIn('costs at most 0.007 MiB/s', moves[self.hot.uuid].reason)
 
     def test_reads_all_refaulting_beyond_the_active_list_are_probed(self):
         # A scan a little larger than its cache: every read a refault,
