@@ -11,6 +11,7 @@ bear out is of another workload (a phase change) and prices nothing.
 """
 
 import dataclasses
+import math
 
 
 # Key of this policy's part of a guest's policy state, and how many
@@ -239,9 +240,11 @@ def idle_since(guest, seen, disk_mb_s, params):
         return None
     state = guest.policy_state.get(STATE_KEY)
     try:
-        return float(state['idle_since'])
+        since = float(state['idle_since'])
     except (KeyError, TypeError, ValueError):
-        pass
+        since = None
+    if since is not None and math.isfinite(since):
+        return since
     here = [x for x in seen
             if abs(x.size_mb - guest.actual_mb) < params.granule_mb]
     if here and here[0].disk_mb_s >= READ_MB_S:

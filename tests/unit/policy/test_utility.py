@@ -665,6 +665,11 @@ class TestWentIdle(testtools.TestCase):
         reading = dataclasses.replace(
             factory.guest(2, read_mb_s=1.0), policy_state=idle.policy_state)
         self.assertIsNone(utility.value_curve(reading, CFG).idle_since)
+        # A corrupt state is not a time.
+        for junk in ('nan', 'inf', None, [1]):
+            corrupt = dataclasses.replace(self.quiet, policy_state={
+                utility.STATE_KEY: {'idle_since': junk}})
+            self.assertIsNone(utility.value_curve(corrupt, CFG).idle_since)
 
 
 class TestInactiveListHits(testtools.TestCase):
