@@ -154,49 +154,52 @@ def _tie_break(host, cfg, params, curves):
         steps = cams.plan(host, cfg, cams.CamsParams(
             pages_per_step=params.granule_mb, page_mb=1,
             max_steps=granules))
-    threshold = params.min_value / 1024.0
     takers = [m for m in steps.moves if m.target_mb > m.current_mb]
     donors = [m for m in steps.moves if m.target_mb < m.current_mb]
     if not takers or not donors:
         return None
     for t in takers:
         for d in donors:
-            if t.instance not in curves or d.instance not in curves:
-                return None
-            if (curves[t.instance].resized < 0
-                    or curves[d.instance].resized > 0):
-                return None
-            taker, donor = curves[t.instance], curves[d.instance]
-            if taker.disk_mb_s / t.delta_mb <= threshold:
-                # It cannot save more than it reads.
-                return None
-            gain = taker.density_at(0)[0]
-            if donor.filling:
-                # A donor with free memory has evicted nothing: only what
-                # its cache served while it filled says anything of it,
-                # and only when it read (an idle guest shows nothing). It
-                # gives only when that is below min_value, the bar under
-                # which this policy calls memory worthless: refaults at a
-                # smaller size would overvalue a guest that never showed
-                # its value at this one (real kernels keep shadow entries
-                # for several cache sizes).
-                if taker.filling and taker.fill_density is not None:
-                    gain = max(gain, taker.fill_density)
-                if donor.fill_density is None or (
-                        donor.capacity_mb > donor.disk_mb_s * donor.window_s
-                        or donor.fill_density > threshold
-                        or gain - donor.fill_density * (1 + params.value_band)
-                        <= threshold):
-                    return None
-                continue
-            loss = donor.loss_at(0, d.current_mb - d.target_mb)
-            if gain < loss * (1 - params.value_band) - threshold:
+            if not _tie_allowed(curves.get(t.instance), curves.get(
+                    d.instance), (t.delta_mb, -d.delta_mb), params):
                 return None
     steps.moves = [dataclasses.replace(
         m, reason='utility (%s), a tie broken by %s'
         % (GUEST_REPORTED, m.reason))
         for m in steps.moves]
     return steps
+
+
+def _tie_allowed(taker, donor, amounts_mb, params):
+    """Whether paper mode's step from ``donor`` to ``taker`` may be taken.
+
+    ``amounts_mb``: (what the taker gets, what the donor gives).
+    """
+    threshold = params.min_value / 1024.0
+    if taker is None or donor is None or taker.resized < 0 or (
+            donor.resized > 0):
+        return False
+    if taker.disk_mb_s / amounts_mb[0] <= threshold:
+        # It cannot save more than it reads.
+        return False
+    gain = taker.density_at(0)[0]
+    if not donor.filling:
+        loss = donor.loss_at(0, amounts_mb[1])
+        return gain >= loss * (1 - params.value_band) - threshold
+    # A donor with free memory has evicted nothing: only what its cache
+    # served while it filled says anything of it, and only when it read
+    # more than it can hold (a scan's first pass re-reads nothing either).
+    # It gives only when that is below min_value, the bar under which this
+    # policy calls memory worthless: refaults at a smaller size would
+    # overvalue a guest that never showed its value at this one (real
+    # kernels keep shadow entries for several cache sizes).
+    if taker.filling and taker.fill_density is not None:
+        gain = max(gain, taker.fill_density)
+    return not (donor.fill_density is None
+                or donor.capacity_mb > donor.disk_mb_s * donor.window_s
+                or donor.fill_density > threshold
+                or gain - donor.fill_density * (1 + params.value_band)
+                <= threshold)
 
 
 def _measured_slope_below(curve):
