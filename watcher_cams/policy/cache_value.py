@@ -45,10 +45,8 @@ class ValueCurve:
     fill_density: float = None
     # The last balloon change this policy saw: (time, +1 grown / -1 shrunk).
     last_resize: tuple = None
-    # MiB its cache has yet to fill (free beyond the margin), what it can
-    # hold (its size less its used memory), its disk reads and their rate
-    # window.
-    unfilled_mb: float = 0.0
+    # What it can hold (its size less its used memory), its disk reads and
+    # their rate window.
     capacity_mb: float = 0.0
     disk_mb_s: float = 0.0
     window_s: float = 0.0
@@ -173,8 +171,7 @@ def value_curve(guest, cfg, params):
         fill_density=(_fill_density(guest, r, params) if filling
                       else None),
         last_resize=last_resize,
-        unfilled_mb=max(0.0, free_mb - cfg.floor_margin_mb), idle_since=idle,
-        capacity_mb=guest.actual_mb - guest.sample.used_mb,
+        idle_since=idle, capacity_mb=guest.actual_mb - guest.sample.used_mb,
         disk_mb_s=disk, window_s=r.interval_s, refault_mb_s=refault,
         activate_mb_s=activate)
 

@@ -75,20 +75,19 @@ def _value_bonus(guests, pool, cfg, params):
     _give_back(guests, curves, bonus, pool)
     left = pool - sum(bonus.values())
     while left > 0:
-        taker = _next_taker(guests, curves, bonus, params)
-        if taker is None:
+        g = _next_taker(guests, curves, bonus, params)
+        if g is None:
             break
         # The last granule may be smaller: savings are handed out whole.
-        g = next(g for g in guests if g.uuid == taker)
         step = min(params.granule_mb, left,
-                   g.max_mb - g.entitled_mb - bonus[taker])
-        bonus[taker] += step
+                   g.max_mb - g.entitled_mb - bonus[g.uuid])
+        bonus[g.uuid] += step
         left -= step
     return bonus
 
 
 def _next_taker(guests, curves, bonus, params):
-    """The guest the next granule of savings goes to, or None.
+    """The guest (a GuestView) the next granule of savings goes to, or None.
 
     The one whose next MiB saves the most; values within utility mode's
     ``value_band`` of the best are equal as far as the counters can tell,
@@ -100,12 +99,12 @@ def _next_taker(guests, curves, bonus, params):
         if curve is None or g.max_mb - g.entitled_mb - bonus[g.uuid] <= 0:
             continue
         offset = g.entitled_mb + bonus[g.uuid] - g.actual_mb
-        values[g.uuid] = curve.hull_at(max(0, offset))[0]
-    best = max(values.values(), default=0.0)
+        values[g.uuid] = (curve.hull_at(max(0, offset))[0], g)
+    best = max((v for v, _ in values.values()), default=0.0)
     if best <= params.min_value / 1024.0:
         return None
     band = 1 - utility.UtilityParams().value_band
-    return min((bonus[u], u) for u, v in values.items()
+    return min(((bonus[u], u), g) for u, (v, g) in values.items()
                if v >= best * band)[1]
 
 

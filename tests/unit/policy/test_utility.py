@@ -195,7 +195,7 @@ class TestUtilityPlan(testtools.TestCase):
         young = dataclasses.replace(young, previous=earlier)
         curve = utility.value_curve(young, CFG)
         self.assertEqual(0.0, curve.fill_density)
-        self.assertEqual(472, round(curve.unfilled_mb))
+        self.assertEqual(1792, round(curve.capacity_mb))
         self.assertEqual([], utility.plan(factory.host([valued, young]),
                                           CFG).moves)
 
