@@ -147,19 +147,19 @@ def value_curve(guest, cfg, params):
     disk, refault, activate = _read_rates_mb_s(r, guest.host_io)
     segments = _refault_segments(guest.sample, refault, activate, params)
     filling, free_mb = _filling(guest, refault, disk * r.interval_s, cfg)
-    donate = _donatable_mb(guest, cfg, params, (disk, filling), segments,
-                           free_mb)
     last_resize = _last_resize(guest)
     resized = _resized(guest, last_resize, params)
     seen = mrc.remembered(guest, params)
-    measured_mb = 0.0
     idle = mrc.idle_since(guest, seen, disk, params)
     if idle is not None:
         # What its cache holds is no longer read, and what was measured
-        # was of its old workload: all but its used memory may go.
+        # was of its old workload: all but its used memory may go (one
+        # flat segment: no knee keeps its active list).
         seen, segments, filling = (), ((params.min_segment_mb, 0.0),), False
-        donate = _idle_donatable_mb(guest, cfg, params)
-    elif not filling and not resized:
+    donate = _donatable_mb(guest, cfg, params, (disk, filling), segments,
+                           free_mb)
+    measured_mb = 0.0
+    if idle is None and not filling and not resized:
         seen, segments, measured_mb = mrc.measured(
             guest, r, segments, seen, (disk, refault), params)
     return ValueCurve(
@@ -267,16 +267,6 @@ def _inactive_hit_density(guest, r, params):
     """
     inactive = max(guest.sample.inactive_file_mb, params.min_segment_mb)
     return r.pgactivate_s * MB_PER_PAGE / inactive
-
-
-def _idle_donatable_mb(guest, cfg, params):
-    """What a guest that went idle may give: all above its used memory."""
-    s = guest.sample
-    if s.psi_some_avg10 is not None and (
-            s.psi_some_avg10 >= params.psi_protect):
-        return 0
-    return guest.actual_mb - max(guards.floor_mb(guest, cfg),
-                                 s.used_mb + cfg.floor_margin_mb)
 
 
 def _active_list_is_a_knee(segments):
