@@ -208,7 +208,7 @@ def _priced_by_disk_reads(guest, segments, seen, refault_mb_s):
         return segments, 0.0
     nearest = min(above, key=lambda x: x.size_mb)
     slope = seen[0].slope_to(nearest)
-    reach = nearest.size_mb - guest.actual_mb
+    step = nearest.size_mb - guest.actual_mb
     beyond = tuple((rest, min(density, slope)) for rest, density in segments)
     # Refaults the measured step did not explain are reads whose reuse
     # lies beyond the larger size but within the shadow entries' reach (a
@@ -217,14 +217,15 @@ def _priced_by_disk_reads(guest, segments, seen, refault_mb_s):
     # and only when they are more than the disk rates' noise.
     left = min(nearest.disk_mb_s,
                sum(length * density for length, density in segments)
-               - slope * reach)
+               - slope * step)
     spread = (guest.actual_mb + SHADOW_REACH * guest.sample.file_lru_mb
               - nearest.size_mb)
+    measured_mb = step
     if (spread > 0 and left / spread > slope
             and left > NOISE_SHARE * seen[0].disk_mb_s):
         beyond = ((spread, left / spread),)
-        reach += spread
-    return ((nearest.size_mb - guest.actual_mb, slope),) + beyond, reach
+        measured_mb += spread
+    return ((step, slope),) + beyond, measured_mb
 
 
 def idle_since(guest, seen, disk_mb_s, params):
