@@ -16,8 +16,9 @@ A plan, per host and audit cycle, tries in turn:
    beats the loss by ``value_band`` (relative) and ``min_value`` (MiB/s
    per GiB): with a large enough step this lands where paper mode creeps
    in fixed steps, and the next cycle re-measures.
-2. A probe (:func:`_probe`): one granule toward a guest whose measured
-   reads fell more per MiB than its counters say, measured next cycle.
+2. A probe (:func:`_probe`): one bounded step toward a guest whose
+   measured reads fell more per MiB than its counters say, or whose reads
+   are all refaults beyond its active list, measured next cycle.
 3. A tie broken by paper mode's steps (:func:`_tie_break`), where the
    counters cannot tell guests apart, only toward a guest that reads from
    disk and never from a donor whose zero value is not evidence yet.
@@ -86,8 +87,7 @@ def _moves(host, cfg, params, curves):
     # No reversal of a resize whose echo is still in the rates.
     up = {u: guards.room_up(g, cfg) if curves[u].resized >= 0 else 0
           for u, g in guests.items()}
-    down = {u: min(curves[u].donate_mb, guards.room_down(g, cfg))
-            if curves[u].resized <= 0 else 0 for u, g in guests.items()}
+    down = _donor_rooms(host, cfg, curves)
     delta = dict.fromkeys(guests, 0)
     g_mb = params.granule_mb
     threshold = params.min_value / 1024.0  # per MiB moved
@@ -113,6 +113,12 @@ def _moves(host, cfg, params, curves):
         delta[taker] += amount
         delta[donor] -= amount
     return delta, saved, measured
+
+
+def _donor_rooms(host, cfg, curves):
+    """{uuid: MiB each guest may give}: 0 for one whose grow still echoes."""
+    return {u: min(c.donate_mb, guards.room_down(host.guest(u), cfg))
+            if c.resized <= 0 else 0 for u, c in curves.items()}
 
 
 def _best_taker(curves, delta, up, g_mb):
@@ -217,12 +223,11 @@ def _measured_slope_below(curve):
 
 
 def _probe(host, cfg, params, curves):
-    """One granule toward a guest worth more than its counters say, or None.
+    """A bounded step toward a guest worth more than its counters say, or None.
 
-    That guest's host-measured reads fell more between its last two sizes
-    than its counters value memory now.
+    Where the step goes and how large it is: :func:`_probe_bound`.
 
-    Bounded: one granule per host and cycle, from the donor whose loss is
+    Bounded: one step per host and cycle, from the donor whose loss is
     lowest and only while the measured bound beats it. The next clean
     window measures the new size: reads that fell bear the probe out and
     the next one may follow; reads that did not make the granule the
@@ -236,14 +241,11 @@ def _probe(host, cfg, params, curves):
             taker, (bound, amount) = u, found
     if taker is None:
         return None
-    donor, loss = None, 0.0
-    for u, c in sorted(curves.items()):
-        room = min(c.donate_mb, guards.room_down(host.guest(u), cfg))
-        if u == taker or c.resized > 0 or c.filling or room < amount:
-            continue
-        u_loss = c.loss_at(0, amount)
-        if donor is None or u_loss < loss:
-            donor, loss = u, u_loss
+    # Not from a cache still filling: its value is not measured yet.
+    down = {u: 0 if curves[u].filling else room
+            for u, room in _donor_rooms(host, cfg, curves).items()}
+    donor, loss, _ = _cheapest_donor(curves, dict.fromkeys(curves, 0), down,
+                                     amount, taker)
     if donor is None or bound - loss * (1 + params.value_band) <= threshold:
         return None
     # What it costs, at most: the donor's reads the amount may add.
