@@ -14,6 +14,7 @@ from watcher_cams.agent import controllers
 from watcher_cams.lab import double_caching
 from watcher_cams.lab import guests as lab_guests
 from watcher_cams.policy import claims
+from watcher_cams.policy import guards
 from watcher_cams.policy import report as report_format
 from watcher_cams.policy import utility
 
@@ -98,23 +99,57 @@ class TestCollect(base.AgentTestCase):
         self.assertGreater(read, 0.9 * data_kb)
         self.assertGreater(file_lru, 0.9 * data_kb)
 
-    def test_guest_without_agent_is_reported_once_and_vanishing_is_fine(self):
+    def test_guest_without_agent_is_managed_from_the_host_and_may_vanish(
+            self):
+        # No guest-agent channel for libvirt: the lab reaches its shell
+        # through a channel of its own (lab_guests.LAB_CHANNEL).
         dom = self.lab.boot('noagent', agent=False)
         uuid = dom.UUIDString()
         self.addCleanup(lambda: lab_guests.destroy_all(
             self.lab.conn, env.PREFIX + 'noagent'))
+        lab_guests.wait_for_agent(dom, timeout=300)
         logs = self.useFixture(fixtures.FakeLogger(
             name='watcher_cams.agent.monitor'))
-        manager = self.manager()
-        for _ in range(3):
-            guest = env.guest(manager.get_report(), uuid)
-        self.assertEqual('missing', guest['agent'])
-        self.assertNotIn('sample', guest)
+        manager = self.manager(min_rate_interval=1)
+        # The balloon's statistics come once its driver reported them.
+        self.assertTrue(wait_for(lambda: 'sample' in env.guest(
+            manager.get_report(), uuid), timeout=60))
+        before = env.guest(manager.get_report(), uuid)
+        self.assertEqual('missing', before['agent'])
+        self.assertEqual(report_format.BALLOON_SOURCE,
+                         before['sample']['source'])
+        code, _ = lab_guests.guest_exec(dom, 'cat /mnt/data >/dev/null')
+        self.assertEqual(0, code)
+        data_kb = os.path.getsize(self.lab.image.data) // 1024 - 32 * 1024
+        # The balloon refreshes its levels every stats period.
+        self.assertTrue(wait_for(lambda: env.guest(
+            manager.get_report(), uuid)['sample']['meminfo']['Cached']
+            - before['sample']['meminfo']['Cached'] > 0.9 * data_kb,
+            timeout=30))
+        report = manager.get_report()
+        after = env.guest(report, uuid)['sample']
+        # Its reads are QEMU's count, not the guest's word.
+        self.assertGreater(after['vmstat']['pgpgin']
+                           - before['sample']['vmstat']['pgpgin'],
+                           0.9 * data_kb)
+        guest = report_format.parse_host(report).guest(uuid)
+        self.assertTrue(guest.host_only and guest.has_data)
+        self.assertFalse(guest.has_guest_counters)
+        self.assertIn('host-measured reads only', logs.output)
         self.assertEqual(1, logs.output.count(uuid), logs.output)
-        view = report_format.parse_host(manager.get_report())
-        self.assertFalse(view.guest(uuid).has_data)
+        self.assertTrue(manager.get_overview()['instances'][[
+            g['uuid'] for g in report['guests']].index(uuid)]['host_only'])
+        # Managed: the balloon moves, down to what the balloon says is in
+        # use plus the margin (its floor), never below.
+        floor = guards.floor_mb(guest, guards.GuardConfig())
+        in_use_mb = (after['meminfo']['MemTotal']
+                     - after['meminfo']['MemAvailable']) / 1024
+        self.assertGreaterEqual(floor, in_use_mb)
         self.assertRaises(controllers.Refused, manager.set_balloon, uuid,
-                          env.GUEST_MB - 128)
+                          floor - 64)
+        manager.set_balloon(uuid, env.GUEST_MB - 128)
+        self.assertAlmostEqual(env.GUEST_MB - 128,
+                               dom.memoryStats()['actual'] // 1024, delta=8)
         dom.destroy()
         report = manager.get_report()
         self.assertNotIn(uuid, [g['uuid'] for g in report['guests']])

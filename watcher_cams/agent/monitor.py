@@ -29,6 +29,8 @@ from watcher_cams.policy import report as report_format
 
 LOG = log.getLogger(__name__)
 SHARING_PROBLEM = 'host:sharing'
+HOST_ONLY = ('no guest agent: managed from its balloon statistics and '
+             'host-measured reads only')
 
 
 class Topology(typing.NamedTuple):
@@ -80,7 +82,10 @@ class ProblemLog:
         before = self._current.get(uuid)
         if problem == before:
             return
-        if problem:
+        if problem == HOST_ONLY:
+            LOG.info('Guest %s: %s', uuid, problem)
+            self._current[uuid] = problem
+        elif problem:
             # A guest without an agent is a normal (if unhelpful) setup,
             # and one whose claims the host disproves is its tenant's
             # doing; anything else is an error worth an operator's look.
@@ -187,7 +192,9 @@ class HostMonitor:
         for entry in entries:
             guest = view.guest(entry['uuid'])
             problem = None
-            if entry['error'] is not None:
+            if guest.host_only:
+                problem = HOST_ONLY
+            elif entry['error'] is not None:
                 problem = '%s: %s' % (entry['agent'], entry['error'])
             else:
                 why = (guest.problem if guest.problem and
@@ -250,11 +257,34 @@ class HostMonitor:
             report_format.parse_sample(sample, domain.max_mb)
         except guest_agent.GuestAgentError as exc:
             entry.update(agent=exc.status, error=str(exc)[:200])
+            if exc.status == guest_agent.MISSING:
+                self._add_balloon_sample(entry, domain)
         except report_format.ReportError as exc:
             entry.update(agent=guest_agent.BAD_DATA, error=str(exc)[:200])
         else:
             entry['sample'] = sample
             entry['previous'] = self.history.add(domain.uuid, sample)
+
+    def _add_balloon_sample(self, entry, domain):
+        """A sample from host-side signals for a guest without an agent.
+
+        Its balloon's statistics and QEMU's reads (report.balloon_sample);
+        none when its balloon reports no statistics (no stats period) or
+        they are nonsense, and the guest is then left alone as before.
+        """
+        sample = report_format.balloon_sample(
+            self.clock(), domain.balloon,
+            sum(d.get('rd_bytes', 0) for d in domain.disks))
+        if sample is None:
+            return
+        try:
+            report_format.parse_sample(sample, domain.max_mb)
+        except report_format.ReportError as exc:
+            entry['error'] = ('%s; balloon statistics unusable: %s'
+                              % (entry['error'], exc))[:200]
+            return
+        entry['sample'] = sample
+        entry['previous'] = self.history.add(domain.uuid, sample)
 
     def _host_cache(self, domain, now):
         """The guest's reads through host-cached disks since a window ago."""

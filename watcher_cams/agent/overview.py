@@ -27,7 +27,8 @@ Format (version 1)::
                 "psi_some_avg10", "host_cache": HOST_CACHE or null,
                 "host_read_mb_s", "host_read_req_s", "host_io": HOST_IO or
                 null, "balloon": BALLOON, "claims": null or why the guest's
-                own counters are not believed}
+                own counters are not believed, "host_only": true when it
+                has no guest agent and is managed from host-side signals}
 
     BALLOON = {"usable_mb", "available_mb", "unused_mb", "disk_caches_mb",
                "rss_mb"}
@@ -92,7 +93,7 @@ def _instance(guest, cfg, entry):
         dedicated=guest.dedicated_cpus,
         cpus=sorted({c for vcpu in guest.cpus for c in vcpu}),
         agent=entry.get('agent'), problem=guest.problem,
-        claims=entry.get('claims'),
+        claims=entry.get('claims'), host_only=guest.host_only,
         host_cache=(guest.host_cache.as_dict()
                     if guest.host_cache is not None else None),
         host_io=(guest.host_io.as_dict()

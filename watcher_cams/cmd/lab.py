@@ -216,8 +216,9 @@ def _experiment_arguments(sub, default_out):
                      help='directory for results.json and the plots')
     sub.add_argument('--strategies',
                      help='comma-separated, static first (static, utility, '
-                          'cams-paper, margin-paper; default static,'
-                          'cams-paper,utility)')
+                          'cams-paper, margin-paper, utility-agentless: the '
+                          'default mode on guests without a guest agent; '
+                          'default static,cams-paper,utility)')
     sub.add_argument('--duration', type=int,
                      help='seconds of reading per run (default 600)')
     sub.add_argument('--measure-from', type=int,

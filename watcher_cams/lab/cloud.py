@@ -99,7 +99,11 @@ class CloudLab(real_guests.Lab):
                 self.cloud.delete_server(server['id'])
         self.servers = {}
 
-    def boot(self):
+    def boot(self, agent=True):
+        if not agent:
+            raise core.LabError('the cloud lab boots its guests through Nova, '
+                                'with their guest agent; run utility-'
+                                'agentless in the local lab')
         self.close()
         for g in self.exp.guests:
             server_id = self.cloud.boot(PREFIX + g.name,

@@ -12,6 +12,9 @@ from watcher_cams.lab import tables
 # The issue's target: the hot/cold guest reads at least this many times
 # less from disk than under static.
 TARGET_REDUCTION = 2.0
+# Guests managed without their guest agent keep at least this share of
+# what the default mode saves with it.
+AGENTLESS_SHARE = 0.7
 
 
 def _window(run, name, key, since):
@@ -63,7 +66,32 @@ def checks(exp, result_rows):
                 factor >= TARGET_REDUCTION,
                 'disk/app reads from %d s on: static %.3f, %s %.3f (%.2fx)'
                 % (exp.measure_from_s, static, label, ours, factor)))
-    return found
+    return found + agentless_checks(result_rows)
+
+
+def _window_disk(row):
+    return sum(g['window_disk_read_bytes'] for g in row['guests'].values())
+
+
+def agentless_checks(result_rows):
+    """Guests without an agent keep >= AGENTLESS_SHARE of agent mode's gain.
+
+    The gain: disk reads of all guests in the measured window that the
+    mode saved against static (issue 23 point 4); checked when the run
+    had both ``utility`` and ``utility-agentless``.
+    """
+    by = {r['strategy']: r for r in result_rows}
+    if not {'static', 'utility', 'utility-agentless'} <= set(by):
+        return []
+    static = _window_disk(by['static'])
+    agent = static - _window_disk(by['utility'])
+    kept = static - _window_disk(by['utility-agentless'])
+    share = kept / agent if agent > 0 else 0.0
+    return [('utility-agentless keeps >= %.0f%% of utility\'s gain'
+             % (AGENTLESS_SHARE * 100), share >= AGENTLESS_SHARE,
+             'disk reads saved against static in the window: utility %d '
+             'MiB, without agents %d MiB (%.0f%%)'
+             % (agent // core.MB, kept // core.MB, share * 100))]
 
 
 def summary(exp, result_rows):

@@ -11,6 +11,7 @@ is nested paravirtual KVM that does not boot stock kernels.
 import base64
 import json
 import os
+import socket
 import subprocess
 import time
 import uuid as uuidlib
@@ -23,6 +24,19 @@ AGENT_CHANNEL = """    <channel type='unix'>
       <target type='virtio' name='org.qemu.guest_agent.0'/>
     </channel>
 """
+
+# Without libvirt's guest-agent channel (a guest the watcher-cams agent
+# must manage from host-side signals alone) the lab still controls its
+# reader: qemu-ga runs on this port instead, over a socket only the lab
+# talks to (libvirt knows no agent for the guest).
+LAB_PORT = 'org.watcher_cams.lab.0'
+LAB_CHANNEL = """    <channel type='unix'>
+      <source mode='bind' path='{path}'/>
+      <target type='virtio' name='""" + LAB_PORT + """'/>
+    </channel>
+"""
+# {domain uuid: LabChannel} of the guests booted without an agent.
+_LAB_CHANNELS = {}
 
 DOMAIN_XML = """<domain type='{dtype}'>
   <name>{name}</name>
@@ -95,8 +109,11 @@ class GuestImage:
 
 def domain_xml(name, image, disks, console, memory_mb=512, vcpus=1,
                dtype='qemu', uuid=None, stats_period=1, agent=True,
-               current_mb=None, disk_cache='none'):
+               current_mb=None, disk_cache='none', lab_socket=None):
     """The domain XML; ``disks`` are image paths, attached as vda, vdb...
+
+    Without ``agent``, ``lab_socket`` is the path of the lab's own channel
+    (LAB_CHANNEL), if any.
 
     ``disk_cache`` is the disks' cache mode: ``none`` keeps the host's page
     cache out of the lab's measurements, ``writeback`` puts it under the
@@ -114,11 +131,76 @@ def domain_xml(name, image, disks, console, memory_mb=512, vcpus=1,
         vcpus=int(vcpus), kernel=esc(image.kernel),
         initrd=esc(image.initrd), disks=disk_xml, console=esc(console),
         stats_period=int(stats_period),
-        channel=AGENT_CHANNEL if agent else '')
+        channel=AGENT_CHANNEL if agent else (
+            LAB_CHANNEL.format(path=esc(lab_socket)) if lab_socket else ''))
 
 
 def agent_command(dom, command, timeout=5):
-    return libvirt_qemu.qemuAgentCommand(dom, command, timeout, 0)
+    """qemu-ga's answer to ``command``: through libvirt, or the lab channel.
+
+    Raises libvirt.libvirtError when it does not answer.
+    """
+    channel = _LAB_CHANNELS.get(dom.UUIDString())
+    if channel is None:
+        return libvirt_qemu.qemuAgentCommand(dom, command, timeout, 0)
+    try:
+        return channel.command(command, timeout)
+    except (OSError, ValueError) as exc:
+        channel.close()
+        raise libvirt.libvirtError('lab channel %s: %s' % (channel.path, exc))
+
+
+class LabChannel:
+    """qemu-ga over the lab channel's socket, one connection kept open.
+
+    The connection stays open from boot on: qemu-ga answering while no
+    client is connected can leave the port stuck. Each command follows a
+    sync: a byte 0xFF resets qemu-ga's JSON parser, and
+    guest-sync-delimited answers after a 0xFF of its own, past whatever
+    an earlier command that timed out still had to say.
+    """
+
+    def __init__(self, path):
+        self.path = path
+        self._sock = self._lines = None
+
+    def close(self):
+        if self._sock is not None:
+            self._lines.close()
+            self._sock.close()
+        self._sock = self._lines = None
+
+    def command(self, command, timeout):
+        if self._sock is None:
+            self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self._sock.connect(self.path)
+            self._lines = self._sock.makefile('rb')
+        self._sock.settimeout(timeout)
+        self._sync()
+        self._sock.sendall(command.encode() + b'\n')
+        answer = json.loads(self._line())
+        if 'error' in answer:
+            raise ValueError(str(answer['error'])[:200])
+        return json.dumps(answer)
+
+    def _sync(self):
+        sync_id = int.from_bytes(os.urandom(4), 'big')
+        self._sock.sendall(b'\xff' + json.dumps({
+            'execute': 'guest-sync-delimited',
+            'arguments': {'id': sync_id}}).encode() + b'\n')
+        while True:
+            byte = self._lines.read(1)
+            if not byte:
+                raise ValueError('the channel closed')
+            if byte == b'\xff' and json.loads(
+                    self._line()).get('return') == sync_id:
+                return
+
+    def _line(self):
+        line = self._lines.readline()
+        if not line:
+            raise ValueError('the channel closed')
+        return line
 
 
 def wait_for_agent(dom, timeout=90.0):
@@ -187,6 +269,9 @@ def boot(conn, name, image, workdir, memory_mb=512, vcpus=1, dtype='qemu',
          disk_cache='none'):
     """Create (transient) and return a guest; its agent may not be up yet.
 
+    Without ``agent`` libvirt has no guest-agent channel for it; the lab
+    reaches its qemu-ga through LAB_CHANNEL (agent_command).
+
     With ``lab_data_mb`` the guest also gets an overlay of the lab's data
     disk of that size as vdb (mounted at /lab). ``current_mb`` boots it
     ballooned below ``memory_mb``.
@@ -196,10 +281,15 @@ def boot(conn, name, image, workdir, memory_mb=512, vcpus=1, dtype='qemu',
         disks.append(image.overlay(name + '-lab', workdir,
                                    image.lab_data(lab_data_mb)))
     console = os.path.join(workdir, '%s.console.log' % name)
+    lab_socket = (None if agent
+                  else os.path.join(workdir, '%s.lab.sock' % name))
     xml = domain_xml(name, image, disks, console, memory_mb, vcpus, dtype,
                      uuid, agent=agent, current_mb=current_mb,
-                     disk_cache=disk_cache)
-    return conn.createXML(xml, 0)
+                     disk_cache=disk_cache, lab_socket=lab_socket)
+    dom = conn.createXML(xml, 0)
+    if lab_socket:
+        _LAB_CHANNELS[dom.UUIDString()] = LabChannel(lab_socket)
+    return dom
 
 
 def destroy_all(conn, prefix):
@@ -207,6 +297,9 @@ def destroy_all(conn, prefix):
     for dom in conn.listAllDomains(libvirt.VIR_CONNECT_LIST_DOMAINS_ACTIVE):
         try:
             if dom.name().startswith(prefix):
+                channel = _LAB_CHANNELS.pop(dom.UUIDString(), None)
+                if channel is not None:
+                    channel.close()
                 dom.destroy()
         except libvirt.libvirtError:
             pass  # already gone

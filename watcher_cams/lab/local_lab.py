@@ -36,13 +36,14 @@ class LocalLab(real_guests.Lab):
     def close(self):
         self.host.close()
 
-    def boot(self):
+    def boot(self, agent=True):
         host = self.host
         host.close()
         guests = [core.GuestRun(lab_guests.boot(
             host.conn, PREFIX + g.name, host.image, host.workdir,
             memory_mb=g.max_mb, current_mb=g.boot_mb,
-            dtype=self.exp.domain_type, lab_data_mb=self.exp.data_mb), g)
+            dtype=self.exp.domain_type, lab_data_mb=self.exp.data_mb,
+            agent=agent), g)
             for g in self.exp.guests]
         for g in guests:
             lab_guests.wait_for_agent(g.dom, timeout=300)

@@ -38,7 +38,11 @@ STRATEGIES = {
     'utility': ('cache_aware_balloon', {'mode': 'utility'}),
     'cams-paper': ('cache_aware_balloon', {'mode': 'paper'}),
     'margin-paper': ('margin_balloon', {}),
+    # The default mode on guests booted without libvirt's guest-agent
+    # channel: the agent manages them from host-side signals alone.
+    'utility-agentless': ('cache_aware_balloon', {'mode': 'utility'}),
 }
+AGENTLESS = ('utility-agentless',)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -170,8 +174,11 @@ class Lab:
         self.out = out
         self.progress = progress
 
-    def boot(self):
+    def boot(self, agent=True):
         """Fresh guests at their boot sizes, agents answering.
+
+        Without ``agent``, libvirt has no guest-agent channel for them (the
+        lab reaches them through its own, lab_guests.LAB_CHANNEL).
 
         A list of :class:`watcher_cams.lab.core.GuestRun` with their spec.
         """
@@ -196,7 +203,7 @@ class Lab:
     def run(self, label):
         """Boot fresh guests, run ``label`` for the duration: a Run."""
         exp = self.exp
-        guests = self.boot()
+        guests = self.boot(agent=label not in AGENTLESS)
         run = Run(label)
         try:
             self.begin(label, guests)

@@ -13,7 +13,7 @@ from watcher_cams.policy import model
 
 
 def _split(host, cfg, weights, label):
-    guests = sorted((g for g in host.guests if g.has_data),
+    guests = sorted((g for g in host.guests if g.has_guest_counters),
                     key=lambda g: g.uuid)
     total = min(guards.capacity_mb(host, cfg),
                 sum(g.actual_mb for g in guests))

@@ -105,8 +105,16 @@ class ValueCurve:
         for seen in self.seen:
             if here is not None and seen.size_mb < self.size_mb and (
                     seen.size_mb >= top - amount_mb - mrc.EMPIRICAL_REACH_MB):
-                loss = max(loss, seen.slope_to(here))
+                loss = max(loss, self.measured_slope(seen, here))
         return loss
+
+    def measured_slope(self, one, other):
+        """Reads saved per MiB between two measurements (mrc.Seen)."""
+        return one.slope_to(other)
+
+    def probe_loss_at(self, given_mb, amount_mb):
+        """:meth:`loss_at` for a probe (see host_only.HostOnlyCurve)."""
+        return self.loss_at(given_mb, amount_mb)
 
     def gain_is_measured(self, offset_mb):
         """Whether host-measured reads priced the gain at ``offset_mb``."""
@@ -146,9 +154,9 @@ def value_curve(guest, cfg, params):
         return None
     disk, refault, activate = _read_rates_mb_s(r, guest.host_io)
     segments = _refault_segments(guest.sample, refault, activate, params)
-    filling, free_mb = _filling(guest, refault, disk * r.interval_s, cfg)
-    last_resize = _last_resize(guest)
-    resized = _resized(guest, last_resize, params)
+    filling, free_mb = cache_filling(guest, refault, disk * r.interval_s, cfg)
+    last_resize = last_balloon_change(guest)
+    resized = resized_in_window(guest, last_resize, params)
     seen = mrc.remembered(guest, params)
     idle = mrc.idle_since(guest, seen, disk, params)
     if idle is not None:
@@ -210,8 +218,10 @@ def _refault_segments(s, refault, activate, params):
     return ((first, s1), (second, s2))
 
 
-def _filling(guest, refault, read_mb, cfg):
+def cache_filling(guest, refault, read_mb, cfg):
     """(whether the guest's cache is still filling, its free MiB).
+
+    ``refault``: its refaults in MiB/s, or None where unknown.
 
     A cache that grew over the window is still filling: what it evicts
     now has not come back yet, so its refaults understate its value (and
@@ -225,6 +235,8 @@ def _filling(guest, refault, read_mb, cfg):
     # evicted too little yet for its refaults to show its value.
     grew = growth > GROWTH_MB or (growth > 0 and (
         refault == 0 or growth >= read_mb / 2))
+    if refault is None:  # unknown (no guest agent): the growth alone
+        grew = growth > GROWTH_MB or (growth > 0 and growth >= read_mb / 2)
     return free > cfg.floor_margin_mb or grew, free
 
 
@@ -285,7 +297,7 @@ def _active_list_is_a_knee(segments):
     return inside == 0 or beyond < KNEE_SHARE * inside
 
 
-def _resized(guest, last_resize, params):
+def resized_in_window(guest, last_resize, params):
     """+1 grown, -1 shrunk by the balloon within the rate window, else 0.
 
     A window that began just after a resize this policy recorded (an
@@ -300,7 +312,7 @@ def _resized(guest, last_resize, params):
     return resized
 
 
-def _last_resize(guest):
+def last_balloon_change(guest):
     """(time, direction) of the guest's last balloon change, or None.
 
     The policy state keeps the size at each plan; a different size now

@@ -83,7 +83,7 @@ def plan(host: model.HostView, cfg: guards.GuardConfig,
     caches = [_Cache(g, g.sample.active_file_mb, g.sample.inactive_file_mb,
                      g.actual_mb)
               for g in sorted(host.guests, key=lambda g: g.uuid)
-              if g.has_data]
+              if g.has_guest_counters]
     before = {c.guest.uuid: c.util for c in caches}
     step = params.step_mb
     steps = 0

@@ -139,7 +139,7 @@ def _give_back(guests, curves, bonus, pool):
 
 def plan(host: model.HostView, cfg: guards.GuardConfig,
          params: KsmParams = KsmParams()) -> model.Plan:
-    guests = sorted((g for g in host.guests if g.has_data),
+    guests = sorted((g for g in host.guests if g.has_guest_counters),
                     key=lambda g: g.uuid)
     pool = guards.safe_ksm_mb(host, cfg)
     if params.mode == PAPER:

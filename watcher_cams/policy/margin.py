@@ -125,7 +125,7 @@ def plan(host: model.HostView, cfg: guards.GuardConfig,
     """
     proposals, states = {}, {}
     for g in sorted(host.guests, key=lambda g: g.uuid):
-        if not g.has_data:
+        if not g.has_guest_counters:
             continue
         old = MarginState.from_dict(g.policy_state.get(state_key), params)
         new = step(old, g.sample, params)

@@ -103,11 +103,24 @@ class GuestView:
     # Host-measured reads and balloon counters over the rate window
     # (policy.host_io.HostIo); present without a guest agent too.
     host_io: Optional[object] = None
+    # No guest agent: ``sample`` was built from the balloon's statistics
+    # and QEMU's reads (report.balloon_sample); the guest's own counters
+    # (refaults, activations, Committed_AS, PSI) are unknown, not zero.
+    host_only: bool = False
 
     @property
     def has_data(self) -> bool:
         """True when the guest answered and its counters passed checks."""
         return self.sample is not None and self.problem is None
+
+    @property
+    def has_guest_counters(self) -> bool:
+        """True when :attr:`has_data` comes from the guest's own counters.
+
+        The policies that read refaults or Committed_AS need them; only
+        the utility mode manages :attr:`host_only` guests.
+        """
+        return self.has_data and not self.host_only
 
     @property
     def entitled_mb(self) -> int:

@@ -27,6 +27,11 @@ A report is a JSON-able dict (version 1)::
               "psi": {"some_avg10": pct, "full_avg10": pct,
                       "some_total": us}}
 
+A guest without a guest agent (``"agent": "missing"``) may carry a SAMPLE
+the agent built from host-side signals alone (:func:`balloon_sample`, with
+``"source": "balloon"``): its balloon's statistics and the reads QEMU made
+for it. Such a guest is managed from those (``GuestView.host_only``).
+
     HOST_CACHE = {"disks": ["vda"], "window_s": 30.0,
                   "guest_read_mb": 120.0, "storage_read_mb": 110.4,
                   "hit_ratio": 0.08, "double_caching": true}
@@ -57,6 +62,13 @@ from watcher_cams.policy import host_io
 from watcher_cams.policy import model
 
 VERSION = 1
+# A guest entry's ``agent`` when the guest has no guest agent, and the
+# ``source`` of a sample built from host-side signals for it.
+MISSING_AGENT = 'missing'
+BALLOON_SOURCE = 'balloon'
+# The balloon statistics (libvirt's memoryStats keys, KiB) such a sample
+# needs: the guest's balloon driver reports them since Linux 4.18.
+BALLOON_NEEDS = ('available', 'usable', 'disk_caches')
 MAX_COUNTER = 1 << 62
 MAX_MB = 1 << 30  # 1 PiB: anything larger is nonsense
 MAX_GUESTS = 4096
@@ -257,7 +269,9 @@ def parse_guest(data):
     except ReportError:
         view['policy_state'] = {}
     view.update(_host_measured(data))
-    if data.get('agent', 'ok') != 'ok':
+    if _balloon_sourced(data):
+        view['host_only'] = True
+    elif data.get('agent', 'ok') != 'ok':
         view['problem'] = 'guest agent %s: %s' % (
             str(data.get('agent'))[:32], str(data.get('error') or '')[:200])
         return model.GuestView(**view)
@@ -272,6 +286,13 @@ def parse_guest(data):
         view.pop('sample', None)
         view['problem'] = 'bad guest data: %s' % exc
     return _believed(model.GuestView(**view))
+
+
+def _balloon_sourced(data):
+    """Whether a guest without its agent carries a balloon-built sample."""
+    sample = data.get('sample')
+    return (data.get('agent') == MISSING_AGENT and isinstance(sample, dict)
+            and sample.get('source') == BALLOON_SOURCE)
 
 
 def _physical_limit_kb(data, max_mb):
@@ -390,6 +411,34 @@ def sample(timestamp, total_kb, used_kb, cached_kb, active_kb, inactive_kb,
                 'full_avg10': round(psi_some / 2, 2),
                 'some_total': 0},
     }
+
+
+def balloon_sample(timestamp, balloon, read_bytes):
+    """A SAMPLE from host-side signals alone, or None when they lack one.
+
+    For a guest without a guest agent: ``balloon`` is libvirt's
+    memoryStats (what the guest's balloon driver reports: its MemTotal
+    as ``available``, MemAvailable as ``usable``, page cache as
+    ``disk_caches``), ``read_bytes`` what QEMU read for its disks in all.
+    What the balloon does not say is not guessed: no refaults or
+    activations (0), the whole cache as one inactive list, and the memory
+    in use (MemTotal - MemAvailable) as its commitment, so its floor is
+    what the balloon reports in use. The reads are the host's own count.
+    """
+    if any(type(balloon.get(k)) is not int for k in BALLOON_NEEDS):
+        return None
+    total = balloon['available']
+    usable = min(balloon['usable'], total)
+    cached = min(balloon['disk_caches'], total)
+    return {
+        'timestamp': timestamp, 'source': BALLOON_SOURCE,
+        'meminfo': {'MemTotal': total, 'MemAvailable': usable,
+                    'Cached': cached, 'Active(file)': 0,
+                    'Inactive(file)': cached,
+                    'Committed_AS': total - usable},
+        'vmstat': {'pgpgin': int(read_bytes) // 1024,
+                   'pgmajfault': balloon.get('major_fault', 0)},
+        'psi': {}}
 
 
 def ksm_counters(pages_shared=0, pages_sharing=0, pages_unshared=0,

@@ -33,6 +33,7 @@ import dataclasses
 from watcher_cams.policy import cache_value
 from watcher_cams.policy import cams
 from watcher_cams.policy import guards
+from watcher_cams.policy import host_only
 from watcher_cams.policy import model
 from watcher_cams.policy import mrc
 
@@ -72,7 +73,15 @@ class UtilityParams:
 
 
 def value_curve(guest, cfg, params=UtilityParams()):
-    """The guest's value curve (cache_value.ValueCurve), or None."""
+    """The guest's value curve (cache_value.ValueCurve), or None.
+
+    A guest without a guest agent gets a host_only.HostOnlyCurve.
+    """
+    if guest.host_only:
+        r = model.rates(guest)
+        if r is None or not guest.has_data:
+            return None
+        return host_only.value_curve(guest, r, cfg, params)
     return cache_value.value_curve(guest, cfg, params)
 
 
@@ -134,15 +143,20 @@ def _best_taker(curves, delta, up, g_mb):
     return taker, gain, left
 
 
-def _cheapest_donor(curves, delta, down, g_mb, taker):
-    """(uuid, loss per MiB, MiB it may still give) or Nones."""
+def _cheapest_donor(curves, delta, down, g_mb, taker, probing=False):
+    """(uuid, loss per MiB, MiB it may still give) or Nones.
+
+    ``probing``: losses never measured are priced by their exploration
+    prior (ValueCurve.probe_loss_at), not as unknown.
+    """
     donor, loss, room = None, 0.0, 0
     if taker is None:
         return donor, loss, room
     for u in sorted(delta):
         d = delta[u]
         if u != taker and d <= 0 and down[u] + d >= g_mb:
-            u_loss = curves[u].loss_at(-d, g_mb)
+            u_loss = (curves[u].probe_loss_at(-d, g_mb) if probing
+                      else curves[u].loss_at(-d, g_mb))
             if donor is None or u_loss < loss:
                 donor, loss, room = u, u_loss, down[u] + d
     return donor, loss, room
@@ -219,7 +233,7 @@ def _measured_slope_below(curve):
     below = [x for x in curve.seen[1:] if x.size_mb < curve.size_mb]
     if here is None or not below:
         return None
-    return here.slope_to(max(below, key=lambda x: x.size_mb))
+    return curve.measured_slope(here, max(below, key=lambda x: x.size_mb))
 
 
 def _probe(host, cfg, params, curves):
@@ -245,13 +259,16 @@ def _probe(host, cfg, params, curves):
     down = {u: 0 if curves[u].filling else room
             for u, room in _donor_rooms(host, cfg, curves).items()}
     donor, loss, _ = _cheapest_donor(curves, dict.fromkeys(curves, 0), down,
-                                     amount, taker)
+                                     amount, taker, probing=True)
     if donor is None or bound - loss * (1 + params.value_band) <= threshold:
         return None
-    # What it costs, at most: the donor's reads the amount may add.
+    # What it costs, at most: the donor's reads the amount may add (for a
+    # guest without an agent never measured smaller, an estimate).
+    known = curves[donor].loss_at(0, amount) != host_only.UNKNOWN
     why = ('utility (%s): measured up to %.3f MiB/s per GiB, the donor '
-           '%.3f; costs at most %.3f MiB/s of reads'
-           % (PROBE, bound * 1024, loss * 1024, loss * amount))
+           '%.3f; costs %s %.3f MiB/s of reads'
+           % (PROBE, bound * 1024, loss * 1024,
+              'at most' if known else 'an estimated', loss * amount))
     proposals = {taker: (host.guest(taker).actual_mb + amount, why),
                  donor: (host.guest(donor).actual_mb - amount, why)}
     return model.Plan(host.name, moves=guards.finalize(host, proposals, cfg))
@@ -275,7 +292,11 @@ def _probe_bound(curve, guest, cfg, params):
     slope = _measured_slope_below(curve)
     if slope is not None and slope > curve.density_at(0)[0] * (
             1 + params.value_band):
+        if guest.host_only:
+            return slope, host_only.next_step_mb(curve, room, params)
         return slope, g_mb
+    if guest.host_only:
+        return host_only.explore_bound(curve, params)
     step = min(room, max(g_mb, guest.sample.file_lru_mb // 4))
     step -= step % g_mb
     if (curve.refault_mb_s < (1 - mrc.NOISE_SHARE) * curve.disk_mb_s

@@ -195,6 +195,42 @@ class TestReport(ManagerTestCase):
         self.assertIsNone(b['balloon']['disk_caches_mb'])
         self.assertIn('host_read_mb_s', ov['timeline'][B][-1])
 
+    def test_guest_without_agent_is_managed_from_its_balloon(self):
+        mgr, logs = self.ticking()
+        self.b.agent_error = fakes.libvirt_error(
+            libvirt.VIR_ERR_ARGUMENT_UNSUPPORTED,
+            'QEMU guest agent is not configured')
+        self.b.balloon_stats = {'available': 1000 * 1024,
+                                'usable': 700 * 1024,
+                                'disk_caches': 400 * 1024,
+                                'major_fault': 5}
+        mgr.get_report()
+        self.b.rd_bytes += 30 << 20
+        rep = mgr.get_report()
+        entry = rep['guests'][1]
+        self.assertEqual('missing', entry['agent'])
+        self.assertEqual(report.BALLOON_SOURCE, entry['sample']['source'])
+        guest = report.parse_host(rep).guest(B)
+        self.assertTrue(guest.host_only)
+        self.assertTrue(guest.has_data)
+        self.assertFalse(guest.has_guest_counters)
+        # Its floor is what the balloon reports in use, plus the margin.
+        self.assertEqual(300, guest.sample.used_mb)
+        self.assertEqual(300, guest.sample.committed_mb)
+        self.assertEqual(400, guest.sample.inactive_file_mb)
+        # The reads are the host's: 30 MiB over the window.
+        rates = model.rates(guest)
+        self.assertAlmostEqual(30 / rates.interval_s, rates.disk_read_mb_s)
+        self.assertTrue(mgr.get_overview()['instances'][1]['host_only'])
+        mgr.set_balloon(B, 768)  # managed: not refused for lack of data
+        self.assertEqual(768 * 1024, self.b.actual_kib)
+        self.assertEqual(1, logs.output.count(B), logs.output)
+        self.assertIn('host-measured reads only', logs.output)
+        # Without the balloon's levels it is left alone, as before.
+        del self.b.balloon_stats['disk_caches']
+        entry = mgr.get_report()['guests'][1]
+        self.assertNotIn('sample', entry)
+
     def test_claims_the_host_disproves_are_flagged_once(self):
         mgr, logs = self.ticking()
         mgr.get_report()

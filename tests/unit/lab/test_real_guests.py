@@ -112,6 +112,25 @@ class TestResults(testtools.TestCase):
         self.assertFalse(ok, detail)
         self.assertIn('1.50x', detail)
 
+    def test_guests_without_agent_keep_a_share_of_utility_gain(self):
+        exp = rg.Experiment(duration_s=300, measure_from_s=150, strategies=(
+            'static', 'utility', 'utility-agentless'))
+        runs = {'static': synthetic_run('static', 0.6, 0.9),
+                'utility': synthetic_run('utility', 0.2, 0.95),
+                'utility-agentless': synthetic_run('utility-agentless',
+                                                   0.3, 0.92)}
+        name, ok, detail = gr.checks(exp, gr.rows(exp, runs))[-1]
+        self.assertIn('utility-agentless keeps', name)
+        # Saved against static in the window (150 MiB read): 35 MiB with
+        # agents, 28 without.
+        self.assertTrue(ok, detail)
+        self.assertIn('(80%)', detail)
+        runs['utility-agentless'] = synthetic_run('utility-agentless',
+                                                  0.35, 0.93)
+        name, ok, detail = gr.checks(exp, gr.rows(exp, runs))[-1]
+        self.assertFalse(ok, detail)
+        self.assertIn('(63%)', detail)
+
     def test_summary_table_names_every_guest_and_strategy(self):
         runs = {'static': synthetic_run('static', 0.6, 0.9),
                 'utility': synthetic_run('utility', 0.2, 0.95)}

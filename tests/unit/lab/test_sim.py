@@ -6,6 +6,7 @@ import testtools
 import yaml
 
 from watcher_cams.cmd import lab as lab_cmd
+from watcher_cams.lab.sim import experiment
 from watcher_cams.lab.sim import lfu as lfu_sim
 from watcher_cams.lab.sim import llc
 from watcher_cams.lab.sim import memory_scenarios as ms
@@ -17,6 +18,7 @@ from watcher_cams.lab.sim import targets
 from watcher_cams.lab.sim import workloads
 from watcher_cams.policy import guards
 from watcher_cams.policy import lfu
+from watcher_cams.policy import report
 
 
 def small_spec(**changes):
@@ -193,7 +195,8 @@ class TestSpec(testtools.TestCase):
                  'unknown pattern'),
                 ({'phases': [{'pattern': 'uniform'}]}, 'at least one block'),
                 ({'phases': [{'pattern': 'idle', 'committed_mb': 9999}]},
-                 'below max_mb')):
+                 'below max_mb'),
+                ({'agent': 'no'}, 'agent must be true or false')):
             data = dict(base, guests=[dict(guest, **change)])
             exc = self.assertRaises(spec_mod.ScenarioError,
                                     spec_mod.validate, data)
@@ -430,6 +433,35 @@ class TestAllocatorTargets(testtools.TestCase):
         self.assertIn('missed at b (1.122)', found[0][2])
         self.assertEqual([], targets.allocator_checks(
             [r for r in good if r['strategy'] != 'utility']))
+
+    def test_guests_without_agent_keep_a_share_of_the_gain(self):
+        def rows(point, static, utility):
+            return [{'scenario': 'agentless', 'point': point,
+                     'strategy': s, 'disk_read_bytes': reads}
+                    for s, reads in (('static', static),
+                                     ('utility', utility))]
+        found = targets.agentless_checks(
+            rows('a', 100, 60) + rows('a no agent', 100, 70))
+        self.assertEqual([True], [ok for _, ok, _ in found], found)
+        self.assertIn('a 75%', found[0][2])
+        found = targets.agentless_checks(
+            rows('a', 100, 60) + rows('a no agent', 100, 80))
+        self.assertIn('missed at a (50%)', found[0][2])
+        self.assertIsNone(experiment.gain_kept(100, 100, 90))
+
+    def test_agentless_points_report_only_the_balloon(self):
+        spec = spec_mod.validate(ms.agentless_spec('real-lab-90', False))
+        self.assertEqual('real-lab-90-agentless', spec['name'])
+        host = spec_mod.build_host(spec)
+        host.step(60)
+        entry = host.report()['guests'][0]
+        self.assertEqual(report.MISSING_AGENT, entry['agent'])
+        self.assertEqual(report.BALLOON_SOURCE, entry['sample']['source'])
+        # Its reads are what the host read for it.
+        self.assertEqual(host.guests[0].disk_read_kb,
+                         entry['sample']['vmstat']['pgpgin'])
+        view = report.parse_host(host.report())
+        self.assertTrue(all(g.host_only for g in view.guests))
 
     def test_the_points_build_and_name_their_guests(self):
         for point in ms.ALLOCATOR_POINTS:

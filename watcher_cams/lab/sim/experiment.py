@@ -94,3 +94,13 @@ def run_memory_point(scenario, point, strategies, paper, progress):
                                 else None)))
         progress.step('%s %s %s' % (scenario, point.label, label))
     return rows, runs
+
+
+def gain_kept(static, agent, without):
+    """Share (percent) of ``agent``'s saving over ``static`` ``without`` kept.
+
+    Disk reads of static, of a mode with guest agents and without; None
+    when the mode saved nothing with them.
+    """
+    saved = static - agent
+    return 100.0 * (static - without) / saved if saved > 0 else None

@@ -48,8 +48,10 @@ class SimGuest:
     """One guest: balloon size, committed memory, page cache, workload."""
 
     def __init__(self, uuid, name, max_mb, size_mb, workload, block_kb,
-                 base_mb=None, shared_mb=0, cache=None):
+                 base_mb=None, shared_mb=0, cache=None, agent=True):
         self.uuid = uuid
+        # False: no guest agent; the report carries the balloon's figures.
+        self.agent = agent
         self.name = name
         self.max_mb = int(max_mb)
         self.size_mb = int(size_mb)
@@ -135,6 +137,13 @@ class SimGuest:
             now, self.size_mb * KB, self.used_mb * KB,
             len(c) * self.block_kb - slack, active, inactive - slack,
             self.committed_mb * KB, self.vmstat(), self.psi_some)
+
+    def balloon(self):
+        """What its balloon driver reports (libvirt's memoryStats, KiB)."""
+        s = self.sample(0.0)['meminfo']
+        return {'actual': self.size_mb * KB, 'available': s['MemTotal'],
+                'usable': s['MemAvailable'], 'disk_caches': s['Cached'],
+                'major_fault': 0}
 
     def io_sample(self, now):
         """QEMU's counters of the guest (host_io.io_sample), one disk."""
@@ -246,10 +255,17 @@ class SimHost:
             stalled_s = new * PAGE_KB / KB / self.disk_mb_s
             g.psi_some = 100.0 * min(1.0, stalled_s / dt) if dt else 0.0
 
+    def _sample(self, g):
+        """The guest's sample as the agent reports it (see SimGuest.agent)."""
+        if g.agent:
+            return g.sample(self.now)
+        return report_format.balloon_sample(self.now, g.balloon(),
+                                            g.disk_read_kb * KB)
+
     def collect(self):
         """The agent's background collection: samples kept for rates."""
         for g in self.guests:
-            self.history.add(g.uuid, g.sample(self.now))
+            self.history.add(g.uuid, self._sample(g))
             self.io_history.add(g.uuid, g.io_sample(self.now))
 
     def report(self):
@@ -260,13 +276,14 @@ class SimHost:
         saved_pages = int(self.ksm_saved_mb() * 256)
         guests = []
         for g in self.guests:
-            sample, io = g.sample(self.now), g.io_sample(self.now)
+            sample, io = self._sample(g), g.io_sample(self.now)
             window = host_io.window(io, self.io_history.add(g.uuid, io))
             guests.append(report_format.guest_entry(
                 g.uuid, g.name, g.max_mb, g.size_mb, sample=sample,
                 previous=self.history.add(g.uuid, sample),
                 base_mb=g.base_mb, policy_state=g.policy_state,
-                host_io=window and window.as_dict()))
+                host_io=window and window.as_dict(),
+                agent='ok' if g.agent else report_format.MISSING_AGENT))
         return report_format.host_report(
             self.name, self.now, self.ram_mb, self.reserved_mb, guests,
             ksm=report_format.ksm_counters(

@@ -298,3 +298,24 @@ def allocator_spec(point):
         return ALLOCATOR_BUILDERS[point]()
     except KeyError:
         raise ValueError('unknown allocator point %r' % (point,)) from None
+
+
+# Guests without a guest agent (issue 23 point 4): each point twice, every
+# guest with its agent and every guest without; the default mode keeps
+# what share of its gain over static. The real-guest lab's two hot shares
+# and two allocator hosts of several guests.
+AGENTLESS_POINTS = ('real-lab-80', 'real-lab-90', 'phase-change',
+                    'mixed-12')
+AGENTLESS_SCALE = ('the real-lab and allocator points as built in, each '
+                   'with every guest agent, then without any')
+
+
+def agentless_spec(point, agent):
+    """AGENTLESS_POINTS ``point``, its guests with or without an agent."""
+    if point.startswith('real-lab-'):
+        spec = real_lab_spec(int(point[len('real-lab-'):]) / 100)
+    else:
+        spec = allocator_spec(point)
+    spec['name'] += '' if agent else '-agentless'
+    spec['guests'] = [dict(g, agent=agent) for g in spec['guests']]
+    return spec

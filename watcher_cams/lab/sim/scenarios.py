@@ -229,6 +229,39 @@ def allocator():
         strategies=('static', 'sms', 'cams-paper', 'utility', 'oracle'))
 
 
+class AgentlessScenario(MemoryScenario):
+    """Each point with and without guest agents: the share of gain kept."""
+
+    def summary(self, rows):
+        by = experiment.by_point(rows)
+        headers = ['point', 'static GiB', 'utility GiB', 'no agent GiB',
+                   'oracle GiB', 'gain kept']
+        out = []
+        for p in self.points[::2]:
+            static, agent, oracle = (
+                by[(p.label, s)]['disk_read_bytes']
+                for s in ('static', 'utility', 'oracle'))
+            blind = by[(p.label + ' no agent', 'utility')]['disk_read_bytes']
+            out.append([p.label] + [_fmt(v / KB ** 3) for v in (
+                static, agent, blind, oracle)] + [
+                _fmt(experiment.gain_kept(static, agent, blind), '%.0f%%')])
+        return headers, out
+
+
+def agentless():
+    pts = []
+    for name in ms.AGENTLESS_POINTS:
+        for agent, suffix in ((True, ''), (False, ' no agent')):
+            pts.append(experiment.Point(
+                name + suffix, {'point': name, 'agent': agent},
+                spec_mod.validate(ms.agentless_spec(name, agent))))
+    return AgentlessScenario(
+        'agentless', 'Guests without a guest agent: host-side signals only',
+        'no paper: issue 23 asks guests without an agent to keep at least '
+        '70% of the default mode\'s gain over static',
+        ms.AGENTLESS_SCALE, pts, strategies=('static', 'utility', 'oracle'))
+
+
 def ksm():
     pts = [experiment.Point(t, {'tenancy': t},
                             spec_mod.validate(ms.ksm_spec(t)))
@@ -357,6 +390,7 @@ BUILT_IN = {
     'llc': LlcScenario,
     'real-lab': real_lab,
     'allocator': allocator,
+    'agentless': agentless,
 }
 GROUPS = {
     'default': ('cams',),

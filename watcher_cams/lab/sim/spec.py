@@ -21,6 +21,7 @@ A spec (JSON or YAML) describes one host and its guests::
         size_mb: 3840       # the static size every run starts from
         base_mb: 3840       # optional: size without any KSM bonus
         shared_mb: 0        # content identical to other guests'
+        agent: true         # false: no guest agent, host-side signals only
         phases:
           - {pattern: hot_cold, range_mb: 10240, rate_mb_s: 3.1,
              committed_mb: 384, used_mb: 256, duration_s: 600}
@@ -180,6 +181,9 @@ def _guest(g, index, spec):
         out['base_mb'] = _number(g, 'base_mb', what, None, 64, True)
     out['shared_mb'] = _number(g, 'shared_mb', what, 0, 0, True)
     out['seed'] = _number(g, 'seed', what, index + 1, 0, True)
+    out['agent'] = g.get('agent', True)
+    if not isinstance(out['agent'], bool):
+        raise ScenarioError('%s: agent must be true or false' % what)
     phases = g.get('phases')
     if not isinstance(phases, list) or not phases:
         raise ScenarioError('%s: phases must be a non-empty list' % what)
@@ -246,7 +250,8 @@ def build_guest(spec, g, size_mb=None, cache=None):
         guest_uuid(spec['name'], g['name']), g['name'], g['max_mb'],
         g['size_mb'] if size_mb is None else size_mb,
         workloads.Workload(phases, seed=g['seed']), spec['block_kb'],
-        base_mb=g.get('base_mb'), shared_mb=g['shared_mb'], cache=cache)
+        base_mb=g.get('base_mb'), shared_mb=g['shared_mb'], cache=cache,
+        agent=g.get('agent', True))
 
 
 def build_host(spec, sizes=None, only=None):

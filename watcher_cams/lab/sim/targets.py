@@ -7,6 +7,8 @@ run are left out.
 from watcher_cams.lab.sim import experiment
 
 TOLERANCE_ORACLE = 1.05
+# Share of the default mode's gain its guests keep without a guest agent.
+AGENTLESS_SHARE = 0.7
 vm1 = experiment.vm1_io_reduction
 
 
@@ -148,6 +150,26 @@ def allocator_checks(rows, scenario='allocator'):
              % len(points)) for name, bad in misses.items()]
 
 
+def agentless_checks(rows, scenario='agentless'):
+    """Guests without an agent keep >= 70% of the default mode's gain."""
+    by = experiment.by_point(rows, scenario)
+    points = sorted({p for p, _ in by if not p.endswith(' no agent')})
+    if not points:
+        return []
+    kept = {p: experiment.gain_kept(
+        by[(p, 'static')]['disk_read_bytes'],
+        by[(p, 'utility')]['disk_read_bytes'],
+        by[(p + ' no agent', 'utility')]['disk_read_bytes'])
+        for p in points}
+    missed = ['%s (%.0f%%)' % (p, k) for p, k in kept.items()
+              if k is not None and k < AGENTLESS_SHARE * 100]
+    return [('%s: utility without guest agents keeps >= %.0f%% of its gain '
+             'at every point' % (scenario, AGENTLESS_SHARE * 100),
+             not missed, 'missed at ' + ', '.join(missed) if missed else
+             ', '.join('%s %s' % (p, '-' if k is None else '%.0f%%' % k)
+                       for p, k in kept.items()))]
+
+
 def check(rows, timings):
     """Every applicable check; ``timings`` maps a run name to seconds."""
     scenarios = {r['scenario'] for r in rows}
@@ -158,6 +180,7 @@ def check(rows, timings):
     out += margin_checks(rows)
     out += real_lab_checks(rows)
     out += allocator_checks(rows)
+    out += agentless_checks(rows)
     limits = {'default': 60, 'paper-grid': 600}
     for name, seconds in timings.items():
         if name in limits:

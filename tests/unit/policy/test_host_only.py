@@ -1,0 +1,145 @@
+"""Guests without a guest agent: managed from host-side signals alone."""
+
+import dataclasses
+
+import testtools
+
+from tests.unit import factory
+from watcher_cams.policy import cams
+from watcher_cams.policy import guards
+from watcher_cams.policy import host_only
+from watcher_cams.policy import margin
+from watcher_cams.policy import report
+from watcher_cams.policy import utility
+
+CFG = guards.GuardConfig()
+
+
+def agentless(n, actual_mb=2048, used_mb=256, read_mb_s=1.0, cache_mb=None,
+              seen=(), **kw):
+    """A host-only guest: its cache one inactive list, no refaults.
+
+    ``seen``: (size MiB, disk MiB/s, age s) measurements in its state.
+    """
+    cache = actual_mb - used_mb - 64 if cache_mb is None else cache_mb
+    g = factory.guest(n, actual_mb=actual_mb, used_mb=used_mb, active_mb=0,
+                      inactive_mb=cache, read_mb_s=read_mb_s, **kw)
+    now = g.sample.timestamp
+    state = {utility.STATE_KEY: {'seen': [
+        [size, 0.0, 64.0, now - age, disk, 3.0]
+        for size, disk, age in seen]}} if seen else {}
+    return dataclasses.replace(g, host_only=True, policy_state=state)
+
+
+def deltas(*guests):
+    plan = utility.plan(factory.host(guests), CFG)
+    return {m.instance: m.delta_mb for m in plan.moves}, plan
+
+
+class TestHostOnlyGuests(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        # Worth 1.7 MiB/s per GiB by its counters.
+        self.taker = factory.guest(1, read_mb_s=2.0,
+                                   refault_s=factory.pages_s(2.0),
+                                   activate_s=factory.pages_s(1.5))
+
+    def test_a_cache_never_measured_is_not_given(self):
+        donor = agentless(2)
+        self.assertEqual(host_only.UNKNOWN,
+                         utility.value_curve(donor, CFG).loss_at(0, 64))
+        moved, _ = deltas(self.taker, donor)
+        self.assertEqual({}, moved)
+
+    def test_free_memory_is_given(self):
+        # 384 MiB its cache never filled: all but the margin may go.
+        donor = agentless(2, cache_mb=2048 - 256 - 384, read_mb_s=0.0)
+        moved, _ = deltas(self.taker, donor)
+        self.assertEqual(-(384 - CFG.floor_margin_mb), moved[donor.uuid])
+
+    def test_an_idle_guest_gives_all_but_what_it_uses(self):
+        # It read 1 MiB/s at this size and now reads nothing.
+        donor = agentless(2, read_mb_s=0.0, seen=[(2048, 1.0, 120)])
+        moved, _ = deltas(self.taker, donor)
+        # Its cache goes, as far as the taker's active list is worth it.
+        active = self.taker.sample.active_file_mb
+        self.assertEqual(-active, moved[donor.uuid])
+        self.assertLess(2048 - active, 2048 - 256 - CFG.floor_margin_mb)
+
+    def test_a_reader_never_measured_larger_is_probed_one_granule(self):
+        # Both read with full caches: nothing is known of either curve.
+        a, b = agentless(1, read_mb_s=3.0), agentless(2, read_mb_s=1.0)
+        moved, plan = deltas(a, b)
+        self.assertEqual({a.uuid: 64, b.uuid: -64}, moved)
+        reason = plan.moves[0].reason
+        self.assertIn('utility (probe)', reason)
+        self.assertIn('costs an estimated', reason)
+        # A guest that reads (next to) nothing is not explored, and gives
+        # first: it reads least per MiB it caches.
+        idle = agentless(1, read_mb_s=0.05)
+        moved, _ = deltas(idle, b)
+        self.assertEqual({idle.uuid: -64, b.uuid: 64}, moved)
+        moved, _ = deltas(idle, agentless(2, read_mb_s=0.05))
+        self.assertEqual({}, moved)
+
+    def test_a_probe_that_did_not_pay_is_taken_back(self):
+        # A was probed 64 MiB smaller and reads 0.5 MiB/s more; B, 64 MiB
+        # larger, reads no less.
+        a = agentless(1, actual_mb=1984, read_mb_s=1.5,
+                      seen=[(2048, 1.0, 120)])
+        b = agentless(2, actual_mb=2112, read_mb_s=3.0,
+                      seen=[(2048, 3.0, 120)])
+        moved, plan = deltas(a, b)
+        self.assertEqual({a.uuid: 64, b.uuid: -64}, moved)
+        self.assertIn('host-measured', plan.moves[0].reason)
+
+    def test_probes_grow_while_the_reads_keep_falling(self):
+        # A's last 64 MiB saved 0.5 MiB/s; B lost 0.02 MiB/s for its 64.
+        a = agentless(1, actual_mb=2112, read_mb_s=1.5,
+                      seen=[(2048, 2.0, 120)])
+        b = agentless(2, actual_mb=1984, read_mb_s=0.52,
+                      seen=[(2048, 0.5, 120)])
+        moved, plan = deltas(a, b)
+        self.assertEqual({a.uuid: 128, b.uuid: -128}, moved)
+        self.assertIn('utility (probe)', plan.moves[0].reason)
+
+    def test_the_policies_that_need_counters_leave_them_alone(self):
+        donor = agentless(2, read_mb_s=0.0, cache_mb=100)
+        host = factory.host([self.taker, donor])
+        for plan in (cams.plan(host, CFG), margin.plan(host, CFG)):
+            self.assertNotIn(donor.uuid, [m.instance for m in plan.moves])
+
+
+class TestBalloonSample(testtools.TestCase):
+
+    BALLOON = {'actual': 1048576, 'available': 1000000, 'usable': 600000,
+               'disk_caches': 300000, 'major_fault': 7}
+
+    def entry(self, agent, balloon=None):
+        sample = report.balloon_sample(1000.0, balloon or self.BALLOON,
+                                       5 << 20)
+        return report.guest_entry(factory.uid(1), 'g', 1024, 1024,
+                                  sample=sample, previous=sample,
+                                  agent=agent, error='no agent')
+
+    def test_only_a_guest_without_agent_is_managed_from_its_balloon(self):
+        view = report.parse_guest(self.entry(report.MISSING_AGENT))
+        self.assertTrue(view.host_only)
+        self.assertIsNone(view.problem)
+        self.assertEqual(5 * 1024, view.sample.pgpgin_kb)
+        self.assertEqual(400000, view.sample.committed_as_kb)
+        # An agent that times out or sends nonsense is not stood in for.
+        view = report.parse_guest(self.entry('timeout'))
+        self.assertFalse(view.host_only)
+        self.assertFalse(view.has_data)
+
+    def test_a_balloon_without_its_levels_gives_no_sample(self):
+        self.assertIsNone(report.balloon_sample(
+            0.0, {'actual': 1048576, 'usable': 5}, 0))
+        # Levels beyond what it has are cut to its size.
+        sample = report.balloon_sample(0.0, dict(
+            self.BALLOON, usable=2000000, disk_caches=3000000), 0)
+        self.assertEqual((1000000, 1000000, 0), (
+            sample['meminfo']['MemAvailable'], sample['meminfo']['Cached'],
+            sample['meminfo']['Committed_AS']))

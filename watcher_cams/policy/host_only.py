@@ -1,0 +1,227 @@
+"""The value curve of a guest without a guest agent: host signals only.
+
+Such a guest's sample comes from its balloon's statistics and the reads
+QEMU made for it (:func:`watcher_cams.policy.report.balloon_sample`): its
+size, what it uses, its page cache and its disk reads, but none of the
+counters that shape a curve (refaults, activations, PSI). So its curve is
+only what the host measured at the sizes it held (:mod:`mrc`), and what
+was never measured is unknown, not worthless:
+
+- it gives, in the water-filling, only its free memory (cache never
+  filled it), memory priced by a measurement at a smaller size, or all
+  but its used memory once it stopped reading (idle);
+- it takes only what a measurement at a larger size priced;
+- anything else is learned by probes (:mod:`utility`): one granule toward
+  a guest that reads from disk and was never measured larger, from the
+  donor that reads least per MiB it caches; the next clean window
+  measures both ends, and the measured slopes then move memory on or
+  back. The exploration prior (reads per MiB of cache held) only orders
+  the probes: it never moves more than one granule per host and cycle.
+
+MoM and Proxmox size such guests by free memory alone; this lets their
+page cache count for what it saves, as measured, and nothing else.
+"""
+
+import dataclasses
+
+from watcher_cams.policy import cache_value
+from watcher_cams.policy import guards
+from watcher_cams.policy import mrc
+
+UNKNOWN = float('inf')
+# Reads at a size measured before that moved by more than this share are
+# of another workload (see _of_this_phase).
+PHASE_SHARE = 0.5
+# A difference of reads within this many standard deviations of chance
+# is none (see significant_slope).
+NOISE_SIGMAS = 1.0
+
+
+@dataclasses.dataclass(frozen=True)
+class HostOnlyCurve(cache_value.ValueCurve):
+    """A ValueCurve whose unmeasured losses are unknown (infinite).
+
+    ``free_mb``: what it may give at no loss (memory its cache never
+    filled, above the floor margin); ``prior``: reads per MiB of cache it
+    holds, the exploration order of :meth:`probe_loss_at`.
+    """
+
+    free_mb: float = 0.0
+    prior: float = 0.0
+    # Read requests in the current window (None: unknown).
+    window_reads: float = None
+
+    def loss_at(self, given_mb, amount_mb):
+        if self.idle_since is not None or (
+                given_mb + amount_mb <= self.free_mb):
+            return 0.0
+        bottom = self.size_mb - given_mb - amount_mb
+        below = [x.size_mb for x in self.seen if x.size_mb < self.size_mb]
+        if self.here is None or not below or bottom < min(below):
+            return UNKNOWN
+        return self.measured_loss(given_mb, amount_mb)
+
+    def probe_loss_at(self, given_mb, amount_mb):
+        """:meth:`loss_at`, or where unknown its best local estimate.
+
+        The slope measured just above its size where there is one (the
+        curve's local slope), else the exploration prior.
+        """
+        loss = self.loss_at(given_mb, amount_mb)
+        if loss != UNKNOWN:
+            return loss
+        return self.segments[0][1] if self.measured_mb else self.prior
+
+    def loss_is_measured(self, given_mb, amount_mb):
+        return self.loss_at(given_mb, amount_mb) != UNKNOWN
+
+    def measured_slope(self, one, other):
+        return significant_slope(one, other, self.window_reads)
+
+
+def significant_slope(one, other, window_reads):
+    """Reads saved per MiB between two measurements, 0 within the noise.
+
+    Which blocks a guest misses is chance: a window of n read requests
+    varies by about 1/sqrt(n) of its rate, and a measurement averaged over
+    c windows by 1/sqrt(n c). Between sizes a granule apart that is more
+    than a reader over far more data than it caches saves, so a
+    difference within NOISE_SIGMAS of it is none. ``window_reads``: the
+    read requests of the current window (None: unknown, mrc.NOISE_SHARE
+    of the reads is the noise).
+    """
+    if window_reads:
+        share = NOISE_SIGMAS * (1.0 / (window_reads * one.count)
+                                + 1.0 / (window_reads * other.count)) ** 0.5
+    else:
+        share = mrc.NOISE_SHARE
+    if abs(one.disk_mb_s - other.disk_mb_s) <= share * max(
+            one.disk_mb_s, other.disk_mb_s):
+        return 0.0
+    return one.slope_to(other)
+
+
+def value_curve(guest, r, cfg, params):
+    """The guest's HostOnlyCurve; ``r`` its rates (model.rates)."""
+    disk = guest.host_io.read_mb_s if guest.host_io else r.disk_read_mb_s
+    s = guest.sample
+    filling, free_mb = cache_value.cache_filling(
+        guest, None, disk * r.interval_s, cfg)
+    last_resize = cache_value.last_balloon_change(guest)
+    resized = _resized(guest, last_resize, params)
+    seen = mrc.remembered(guest, params)
+    idle = mrc.idle_since(guest, seen, disk, params)
+    if idle is not None:
+        seen = ()
+    elif not filling and not resized:
+        seen = mrc.with_seen(_of_this_phase(seen, guest.actual_mb, disk,
+                                            params), mrc.Seen(
+            guest.actual_mb, 0.0, params.min_segment_mb, s.timestamp, disk),
+            r.interval_s, params)
+    window_reads = (guest.host_io.read_req_s * guest.host_io.window_s
+                    if guest.host_io else None)
+    segments, measured_mb = _measured_segments(guest, seen, window_reads,
+                                               params)
+    protected = max(guards.floor_mb(guest, cfg),
+                    s.used_mb + cfg.floor_margin_mb)
+    return HostOnlyCurve(
+        segments=segments, loss_density=UNKNOWN,
+        donate_mb=max(0, int(guest.actual_mb - protected)), resized=resized,
+        filling=filling, size_mb=guest.actual_mb, seen=seen,
+        measured_mb=measured_mb, idle_since=idle, last_resize=last_resize,
+        capacity_mb=guest.actual_mb - s.used_mb, disk_mb_s=disk,
+        window_s=r.interval_s,
+        free_mb=max(0.0, free_mb - cfg.floor_margin_mb),
+        prior=disk / max(s.file_lru_mb, params.min_segment_mb),
+        window_reads=window_reads)
+
+
+def _of_this_phase(seen, size_mb, disk_mb_s, params):
+    """The measurements that agree with reading ``disk_mb_s`` at ``size_mb``.
+
+    With nothing but disk reads to go by, a phase change shows as reads
+    that no longer fit the curve: at this size, reads that moved by more
+    than PHASE_SHARE (the whole curve is of another workload: all go);
+    elsewhere, a point that would make the curve rise with size (reading
+    less with less memory, or more with more) is of another workload.
+    """
+    kept = []
+    for x in seen:
+        slack = max(mrc.READ_MB_S,
+                    PHASE_SHARE * max(x.disk_mb_s, disk_mb_s))
+        if abs(x.size_mb - size_mb) < params.granule_mb:
+            if abs(x.disk_mb_s - disk_mb_s) > slack:
+                return ()
+            kept.append(x)
+            continue
+        less_with_less = (x.size_mb < size_mb
+                          and x.disk_mb_s < disk_mb_s - slack)
+        more_with_more = (x.size_mb > size_mb
+                          and x.disk_mb_s > disk_mb_s + slack)
+        if not (less_with_less or more_with_more):
+            kept.append(x)
+    return tuple(kept)
+
+
+def _resized(guest, last_resize, params):
+    """+1 grown, -1 shrunk within the rate window, else 0.
+
+    The host saw the balloon at both ends of its read window: only that
+    window holds the change. (The settling time after a resize is for
+    the guest's own counters' echo; disk reads have none, and a cache
+    still filling after a grow is caught as filling.)
+    """
+    io = guest.host_io
+    if io is None:
+        return cache_value.resized_in_window(guest, last_resize, params)
+    if not io.resized:
+        return 0
+    return 1 if io.end_mb > io.start_mb else -1
+
+
+def _measured_segments(guest, seen, window_reads, params):
+    """(segments, MiB host-measured): the step to the nearest larger size.
+
+    What growing to the nearest size it was measured at saved per MiB
+    (between two of its own running means), then nothing known.
+    """
+    here = seen[0] if seen and seen[0].size_mb == guest.actual_mb else None
+    above = [x for x in seen
+             if x.size_mb >= guest.actual_mb + params.granule_mb / 2]
+    if here is None or not above:
+        return ((params.min_segment_mb, 0.0),), 0.0
+    nearest = min(above, key=lambda x: x.size_mb)
+    step = nearest.size_mb - guest.actual_mb
+    return ((step, significant_slope(here, nearest, window_reads)),
+            (params.min_segment_mb, 0.0)), float(step)
+
+
+def explore_bound(curve, params):
+    """(prior, one granule): a probe toward a guest measured at no other size.
+
+    Only a guest that reads from disk (at least mrc.READ_MB_S) with a full
+    cache; None otherwise. Once measured at another size, its measured
+    slopes decide (a probe that saved nothing is not tried again while
+    that measurement is remembered).
+    """
+    if (not isinstance(curve, HostOnlyCurve)
+            or curve.disk_mb_s < mrc.READ_MB_S
+            or any(abs(x.size_mb - curve.size_mb) >= params.granule_mb / 2
+                   for x in curve.seen)):
+        return None
+    return curve.prior, params.granule_mb
+
+
+def next_step_mb(curve, room_mb, params):
+    """MiB of the next probe toward a guest whose last step paid off.
+
+    Twice that step (from the nearest smaller size it was measured at),
+    at most a quarter of its cache and its room: each probe is measured
+    before the next, so the steps grow while the reads keep falling as
+    fast, and a step that overshoots is measured and taken back.
+    """
+    below = [x.size_mb for x in curve.seen if x.size_mb < curve.size_mb]
+    last = curve.size_mb - max(below) if below else params.granule_mb
+    step = min(room_mb, max(params.granule_mb, 2 * last,),
+               max(params.granule_mb, curve.capacity_mb // 4))
+    return int(step - step % params.granule_mb)
