@@ -218,10 +218,7 @@ class HostView(ActionsPageMixin, horizon_tables.MultiTableView):
                 balloon_usable_mb=(inst.get('balloon') or {}).get(
                     'usable_mb'),
                 value=last_value.get(inst['uuid']),
-                agent_text=(inst.get('agent') or '-') + (
-                    ': %s' % (inst.get('problem') or inst.get('claims'))
-                    if inst.get('problem') or inst.get('claims')
-                    else ''))))
+                agent_text=_agent_text(inst))))
         return rows
 
     def get_llc_data(self):
@@ -263,3 +260,11 @@ class HostView(ActionsPageMixin, horizon_tables.MultiTableView):
                 charts.line_chart(_('Disk reads, measured on the host'),
                                   'MiB/s', series('host_read_mb_s'))]
         return context
+
+
+def _agent_text(inst):
+    """The guest agent's state, and why the figures are what they are."""
+    why = inst.get('problem') or inst.get('claims')
+    if inst.get('host_only'):
+        why = 'managed from host signals only (balloon, disk reads)'
+    return (inst.get('agent') or '-') + (': %s' % why if why else '')

@@ -252,6 +252,11 @@ class TestHost(PanelTestCase):
         self.assertIsNone(db.value)
         self.assertEqual('no-agent: the guest agent does not answer',
                          db.agent_text)
+        # A guest without an agent that the balloon's figures manage.
+        self.assertEqual('missing: managed from host signals only '
+                         '(balloon, disk reads)', views._agent_text(
+                             {'agent': 'missing', 'host_only': True,
+                              'problem': None}))
         self.assertEqual('ok: counters went backwards: the guest rebooted',
                          web.agent_text)
         self.assertEqual([('L3-0', 'web-<1>'), ('L3-1', '-')],
