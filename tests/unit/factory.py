@@ -29,16 +29,19 @@ def sample(t=1000.0, total_mb=2048, used_mb=256, active_mb=0, inactive_mb=0,
 
 def guest(n, actual_mb=2048, max_mb=4096, used_mb=256, active_mb=None,
           inactive_mb=None, read_mb_s=0.0, refault_s=0.0, activate_s=0.0,
-          interval=60.0, psi=None, **kw):
-    """A guest with two samples ``interval`` apart and the given rates."""
+          interval=60.0, psi=None, read_since_boot_mb=0, **kw):
+    """A guest with two samples ``interval`` apart and the given rates.
+
+    ``read_since_boot_mb``: what it read before the first sample.
+    """
     cache = max(0, actual_mb - used_mb)
     active_mb = cache // 2 if active_mb is None else active_mb
     inactive_mb = cache - active_mb if inactive_mb is None else inactive_mb
     common = dict(total_mb=actual_mb, used_mb=used_mb, active_mb=active_mb,
                   inactive_mb=inactive_mb, psi=psi)
-    prev = sample(t=1000.0, **common)
+    prev = sample(t=1000.0, pgpgin_mb=read_since_boot_mb, **common)
     cur = sample(t=1000.0 + interval,
-                 pgpgin_mb=int(read_mb_s * interval),
+                 pgpgin_mb=read_since_boot_mb + int(read_mb_s * interval),
                  refault=int(refault_s * interval),
                  activate=int(activate_s * interval), **common)
     return model.GuestView(uuid=uid(n), name='g%d' % n, max_mb=max_mb,

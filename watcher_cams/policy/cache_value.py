@@ -20,6 +20,10 @@ GROWTH_MB = 32
 # Refaults beyond the active list less dense than this share of those
 # within it make the active list a knee of the curve (a hot set).
 KNEE_SHARE = 0.5
+# Refaults (a share of all reads since boot) and activations (of the reads
+# now) that a first pass may show: the boot's own re-reads, and noise.
+FIRST_PASS_REFAULTS = 0.01
+FIRST_PASS_LRUS = 3
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,6 +57,9 @@ class ValueCurve:
     # Refaults and activations (MiB/s, capped by the disk reads).
     refault_mb_s: float = 0.0
     activate_mb_s: float = 0.0
+    # It read less, since it booted, than its kernel tells reuse over and
+    # re-read nothing of it (see first_pass()).
+    first_pass: bool = False
 
     def density_at(self, offset_mb):
         start = 0.0
@@ -181,7 +188,27 @@ def value_curve(guest, cfg, params):
         last_resize=last_resize,
         idle_since=idle, capacity_mb=guest.actual_mb - guest.sample.used_mb,
         disk_mb_s=disk, window_s=r.interval_s, refault_mb_s=refault,
-        activate_mb_s=activate)
+        activate_mb_s=activate, first_pass=first_pass(guest.sample, r))
+
+
+def first_pass(s, r):
+    """Whether no counter can have shown the guest's reuse yet.
+
+    A guest that has read, since it booted, less than FIRST_PASS_LRUS
+    times its file LRU, refaulted (next to) nothing of it and hits nothing
+    in its cache now (no page activated: ``r``, its rates) may be in the
+    first pass of a scan that fits in more memory: its reuse has not come
+    round yet. Zero refaults are evidence of a stream only once it read
+    further than that. (Three: a scan up to three times its cache is
+    protected; a tie step away from a reader over far more data waits at
+    most three cache fills.)
+    """
+    read_mb = s.pgpgin_kb / model.KB_PER_MB
+    refault_mb = s.workingset_refault_file * MB_PER_PAGE
+    return (read_mb < FIRST_PASS_LRUS * s.file_lru_mb
+            and refault_mb <= FIRST_PASS_REFAULTS * read_mb
+            and r.pgactivate_s * MB_PER_PAGE
+            <= FIRST_PASS_REFAULTS * r.disk_read_mb_s)
 
 
 def _read_rates_mb_s(r, io=None):

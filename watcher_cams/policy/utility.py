@@ -197,7 +197,7 @@ def _tie_allowed(taker, donor, amounts_mb, params):
     """
     threshold = params.min_value / 1024.0
     if taker is None or donor is None or taker.resized < 0 or (
-            donor.resized > 0):
+            donor.resized > 0 or donor.first_pass):
         return False
     if taker.disk_mb_s / amounts_mb[0] <= threshold:
         # It cannot save more than it reads.

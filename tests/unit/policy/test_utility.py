@@ -108,7 +108,8 @@ class TestUtilityPlan(testtools.TestCase):
         # but one re-reads most of its cache and the other almost none.
         rereads = factory.guest(1, active_mb=1500, inactive_mb=292,
                                 read_mb_s=1.0)
-        streams = factory.guest(2, active_mb=100, inactive_mb=1692)
+        streams = factory.guest(2, active_mb=100, inactive_mb=1692,
+                                read_since_boot_mb=20000)
         plan = utility.plan(factory.host([rereads, streams]), CFG)
         deltas = {m.instance: m.delta_mb for m in plan.moves}
         self.assertGreater(deltas[rereads.uuid], 0)
@@ -119,6 +120,24 @@ class TestUtilityPlan(testtools.TestCase):
         fits = factory.guest(1, active_mb=1500, inactive_mb=292)
         self.assertEqual([], utility.plan(factory.host([fits, streams]),
                                           CFG).moves)
+
+    def test_a_first_pass_keeps_its_memory_in_a_tie(self):
+        # It has read 3 GiB since it booted, re-read none of it and hits
+        # nothing in its cache: a scan whose reuse has not come round yet
+        # looks just like that, until it read three times its file LRU.
+        rereads = factory.guest(1, active_mb=1500, inactive_mb=292,
+                                read_mb_s=1.0)
+        first = factory.guest(2, active_mb=100, inactive_mb=1692,
+                              read_mb_s=10.0, read_since_boot_mb=2400)
+        self.assertTrue(utility.value_curve(first, CFG).first_pass)
+        self.assertEqual([], utility.plan(factory.host([rereads, first]),
+                                          CFG).moves)
+        # Having read further than that without a refault, it streams.
+        stream = factory.guest(2, active_mb=100, inactive_mb=1692,
+                               read_mb_s=10.0, read_since_boot_mb=15000)
+        self.assertFalse(utility.value_curve(stream, CFG).first_pass)
+        self.assertTrue(utility.plan(factory.host([rereads, stream]),
+                                     CFG).moves)
 
     def test_an_idle_guest_with_free_memory_breaks_no_tie(self):
         # Its empty cache says nothing about what it will need when it
@@ -167,6 +186,13 @@ class TestUtilityPlan(testtools.TestCase):
                                refault_s=factory.pages_s(2.0),
                                activate_s=factory.pages_s(1.5))
         _, streaming = self._growing(promoted_mb=0, read_mb_s=40.0)
+        # Past a first pass: it has read more than three times its file
+        # LRU since it booted (test_a_first_pass_keeps...).
+        streaming = dataclasses.replace(streaming, **{
+            which: dataclasses.replace(
+                getattr(streaming, which),
+                pgpgin_kb=getattr(streaming, which).pgpgin_kb + 20000 * 1024)
+            for which in ('sample', 'previous')})
         self.assertEqual(0.0, utility.value_curve(streaming, CFG)
                          .fill_density)
         plan = utility.plan(factory.host([valued, streaming]), CFG)
