@@ -91,10 +91,14 @@ class TestSimulation(testtools.TestCase):
         self.assertGreater(vm2.disk_kb, 0.9 * vm2.app_kb)
 
     def test_cache_aware_moves_memory_to_the_hot_cold_guest(self):
+        # Over the run (the oracle's split is 1024/768 MiB; utility mode
+        # later also tries the uniform reader's 0.5 MiB/s per GiB, so its
+        # last cycle alone says little).
         for label in ('cams-paper', 'utility'):
             result = simulate.Simulation(small_spec(), label).run()
-            sizes = result.series[-1]['size_mb']
-            self.assertGreater(sizes['vm1'], sizes['vm2'], label)
+            mean = {name: sum(c['size_mb'][name] for c in result.series)
+                    / len(result.series) for name in ('vm1', 'vm2')}
+            self.assertGreater(mean['vm1'], mean['vm2'] + 128, label)
 
     def test_report_goes_through_the_agent_format(self):
         sim = simulate.Simulation(small_spec(), 'utility')
