@@ -11,12 +11,15 @@ was never measured is unknown, not worthless:
   filled it), memory priced by a measurement at a smaller size, or all
   but its used memory once it stopped reading (idle);
 - it takes only what a measurement at a larger size priced;
-- anything else is learned by probes (:mod:`utility`): one granule toward
-  a guest that reads from disk and was never measured larger, from the
-  donor that reads least per MiB it caches; the next clean window
-  measures both ends, and the measured slopes then move memory on or
-  back. The exploration prior (reads per MiB of cache held) only orders
-  the probes: it never moves more than one granule per host and cycle.
+- anything else is learned by probes (:mod:`utility`), one per host and
+  cycle: one granule toward a guest that reads from disk and was measured
+  at no other size, from the donor that reads least per MiB it caches
+  (the exploration prior, which only orders the probes); the next clean
+  window measures both ends, the measured slopes then move memory back,
+  or the next step, twice the last, follows (:func:`next_step_mb`).
+  Differences of reads within their noise price nothing
+  (:func:`significant_slope`); reads that no longer fit the curve are of
+  another workload (:func:`_of_this_phase`).
 
 MoM and Proxmox size such guests by free memory alone; this lets their
 page cache count for what it saves, as measured, and nothing else.
@@ -222,6 +225,6 @@ def next_step_mb(curve, room_mb, params):
     """
     below = [x.size_mb for x in curve.seen if x.size_mb < curve.size_mb]
     last = curve.size_mb - max(below) if below else params.granule_mb
-    step = min(room_mb, max(params.granule_mb, 2 * last,),
+    step = min(room_mb, max(params.granule_mb, 2 * last),
                max(params.granule_mb, curve.capacity_mb // 4))
     return int(step - step % params.granule_mb)
