@@ -7,14 +7,12 @@ the cloud lab alike.
 
 from watcher_cams.lab import core
 from watcher_cams.lab.sim import experiment
+from watcher_cams.lab.sim import targets
 from watcher_cams.lab import tables
 
 # The issue's target: the hot/cold guest reads at least this many times
 # less from disk than under static.
 TARGET_REDUCTION = 2.0
-# Guests managed without their guest agent keep at least this share of
-# what the default mode saves with it.
-AGENTLESS_SHARE = 0.7
 
 
 def _window(run, name, key, since):
@@ -75,7 +73,7 @@ def _window_misses(row):
 
 
 def agentless_checks(result_rows):
-    """Guests without an agent keep >= AGENTLESS_SHARE of agent mode's gain.
+    """Guests without an agent keep targets.AGENTLESS_SHARE of the gain.
 
     The gain: what the mode saved against static in the measured window,
     as disk reads per byte the readers read (miss ratios: the readers of
@@ -86,15 +84,15 @@ def agentless_checks(result_rows):
     by = {r['strategy']: r for r in result_rows}
     if not {'static', 'utility', 'utility-agentless'} <= set(by):
         return []
-    static = _window_misses(by['static'])
-    agent = static - _window_misses(by['utility'])
-    kept = static - _window_misses(by['utility-agentless'])
-    share = kept / agent if agent > 0 else 0.0
+    static, agent, without = (_window_misses(by[s]) for s in (
+        'static', 'utility', 'utility-agentless'))
+    kept = experiment.gain_kept(static, agent, without) or 0.0
     return [('utility-agentless keeps >= %.0f%% of utility\'s gain'
-             % (AGENTLESS_SHARE * 100), share >= AGENTLESS_SHARE,
+             % (targets.AGENTLESS_SHARE * 100),
+             kept >= targets.AGENTLESS_SHARE * 100,
              'window miss ratios summed over the guests: static %.3f, '
              'utility saved %.3f, without agents %.3f (%.0f%%)'
-             % (static, agent, kept, share * 100))]
+             % (static, static - agent, static - without, kept))]
 
 
 def summary(exp, result_rows):

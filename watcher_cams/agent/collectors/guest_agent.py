@@ -23,7 +23,7 @@ from watcher_cams.policy import report
 
 # Statuses a guest's "agent" field can carry in a report.
 OK = 'ok'
-MISSING = 'missing'        # no agent channel or qemu-ga not running
+MISSING = report.MISSING_AGENT  # no agent channel or qemu-ga not running
 TIMEOUT = 'timeout'        # the agent did not answer in time
 BAD_DATA = 'bad-data'      # the agent answered with something unusable
 FAILED = 'error'           # any other libvirt/agent failure
