@@ -104,3 +104,17 @@ def gain_kept(static, agent, without):
     """
     saved = static - agent
     return 100.0 * (static - without) / saved if saved > 0 else None
+
+
+# The label of a point's run without guest agents (scenario agentless).
+NO_AGENT = ' no agent'
+
+
+def agentless_reads(by, point):
+    """(static, utility, utility without agents) disk read bytes of a point.
+
+    ``by``: rows by (point, strategy) (:func:`by_point`).
+    """
+    return (by[(point, 'static')]['disk_read_bytes'],
+            by[(point, 'utility')]['disk_read_bytes'],
+            by[(point + NO_AGENT, 'utility')]['disk_read_bytes'])

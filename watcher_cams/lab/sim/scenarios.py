@@ -238,10 +238,8 @@ class AgentlessScenario(MemoryScenario):
                    'oracle GiB', 'gain kept']
         out = []
         for p in self.points[::2]:
-            static, agent, oracle = (
-                by[(p.label, s)]['disk_read_bytes']
-                for s in ('static', 'utility', 'oracle'))
-            blind = by[(p.label + ' no agent', 'utility')]['disk_read_bytes']
+            static, agent, blind = experiment.agentless_reads(by, p.label)
+            oracle = by[(p.label, 'oracle')]['disk_read_bytes']
             out.append([p.label] + [_fmt(v / KB ** 3) for v in (
                 static, agent, blind, oracle)] + [
                 _fmt(experiment.gain_kept(static, agent, blind), '%.0f%%')])
@@ -251,7 +249,7 @@ class AgentlessScenario(MemoryScenario):
 def agentless():
     pts = []
     for name in ms.AGENTLESS_POINTS:
-        for agent, suffix in ((True, ''), (False, ' no agent')):
+        for agent, suffix in ((True, ''), (False, experiment.NO_AGENT)):
             pts.append(experiment.Point(
                 name + suffix, {'point': name, 'agent': agent},
                 spec_mod.validate(ms.agentless_spec(name, agent))))

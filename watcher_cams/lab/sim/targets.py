@@ -153,14 +153,12 @@ def allocator_checks(rows, scenario='allocator'):
 def agentless_checks(rows, scenario='agentless'):
     """Guests without an agent keep >= 70% of the default mode's gain."""
     by = experiment.by_point(rows, scenario)
-    points = sorted({p for p, _ in by if not p.endswith(' no agent')})
+    points = sorted({p for p, _ in by
+                     if not p.endswith(experiment.NO_AGENT)})
     if not points:
         return []
-    kept = {p: experiment.gain_kept(
-        by[(p, 'static')]['disk_read_bytes'],
-        by[(p, 'utility')]['disk_read_bytes'],
-        by[(p + ' no agent', 'utility')]['disk_read_bytes'])
-        for p in points}
+    kept = {p: experiment.gain_kept(*experiment.agentless_reads(by, p))
+            for p in points}
     missed = ['%s (%.0f%%)' % (p, k) for p, k in kept.items()
               if k is not None and k < AGENTLESS_SHARE * 100]
     return [('%s: utility without guest agents keeps >= %.0f%% of its gain '
