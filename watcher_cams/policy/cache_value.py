@@ -171,7 +171,11 @@ def value_curve(guest, cfg, params):
         # was of its old workload: all but its used memory may go (one
         # flat segment: no knee keeps its active list).
         seen, segments, filling = (), ((params.min_segment_mb, 0.0),), False
-    donate = _donatable_mb(guest, cfg, params, (disk, filling), segments,
+    inactive_hits = _inactive_hit_density(guest, r, params)
+    # Reuse the cache showed while it filled prices its free memory.
+    fill_mb = disk * params.fill_horizon_s if (
+        first_pass(guest.sample, r) or not inactive_hits) else 0.0
+    donate = _donatable_mb(guest, cfg, params, (fill_mb, filling), segments,
                            free_mb)
     measured_mb = 0.0
     if idle is None and not filling and not resized:
@@ -179,8 +183,7 @@ def value_curve(guest, cfg, params):
             guest, r, segments, seen, (disk, refault), params)
     return ValueCurve(
         segments=segments,
-        loss_density=max(segments[0][1],
-                         _inactive_hit_density(guest, r, params)),
+        loss_density=max(segments[0][1], inactive_hits),
         donate_mb=max(0, int(donate)), resized=resized, filling=filling,
         size_mb=guest.actual_mb, seen=seen, measured_mb=measured_mb,
         fill_density=(_fill_density(guest, r, params) if filling
@@ -267,24 +270,25 @@ def cache_filling(guest, refault, read_mb, cfg):
     return free > cfg.floor_margin_mb or grew, free
 
 
-def _donatable_mb(guest, cfg, params, reads, segments, free_mb):
+def _donatable_mb(guest, cfg, params, fill, segments, free_mb):
     """What the guest may give: above its floor and its active set.
 
-    ``reads``: (disk MiB/s, whether the cache is filling). The active
-    list is kept when it is the knee of the curve (see
-    :func:`_active_list_is_a_knee`). While the cache fills, nothing was
-    evicted, so the refault counters say nothing about what the cache is
-    worth: only the free memory may go, less what the reads will fill
-    soon. A guest stalled on memory (PSI) gives nothing.
+    ``fill``: (MiB its reads will fill soon, whether the cache is
+    filling). The active list is kept when it is the knee of the curve
+    (see :func:`_active_list_is_a_knee`). While the cache fills, nothing
+    was evicted, so the refault counters say nothing about what the cache
+    is worth: only the free memory may go, less what the reads will fill
+    soon where the cache showed no reuse yet (where it did, its inactive
+    pages' hits price that memory: see :func:`_inactive_hit_density`). A
+    guest stalled on memory (PSI) gives nothing.
     """
-    disk, filling = reads
+    fill_mb, filling = fill
     s = guest.sample
     active = s.active_file_mb if _active_list_is_a_knee(segments) else 0
     protected = max(guards.floor_mb(guest, cfg),
                     s.used_mb + active + cfg.floor_margin_mb)
     donate = guest.actual_mb - protected
     if filling:
-        fill_mb = disk * params.fill_horizon_s
         donate = min(donate, free_mb - cfg.floor_margin_mb - fill_mb)
     if s.psi_some_avg10 is not None and (
             s.psi_some_avg10 >= params.psi_protect):

@@ -82,6 +82,51 @@ class TestValueCurve(testtools.TestCase):
         self.assertRaises(ValueError, utility.UtilityParams,
                           fill_horizon_s=-1)
 
+    def test_free_memory_of_a_cache_that_showed_its_reuse_is_priced(self):
+        # Filling at 0.3 MiB/s (1080 MiB within the hour, more than its
+        # 1280 MiB free less the margin): nothing may go on its own...
+        blind = factory.guest(1, active_mb=256, inactive_mb=256,
+                              read_mb_s=0.3, read_since_boot_mb=4096)
+        self.assertEqual(1280 - 128 - 1080,
+                         utility.value_curve(blind, CFG).donate_mb)
+        # ...but pages hit again on its inactive list price what more of
+        # them is worth: its free memory may go at that price.
+        hits = self._with_pgactivate(blind, 0.02)
+        curve = utility.value_curve(hits, CFG)
+        self.assertTrue(curve.filling)
+        self.assertEqual(1280 - 128, curve.donate_mb)
+        self.assertAlmostEqual(0.02 / 256, curve.loss_at(0, 64), delta=1e-6)
+        # A first pass (read less than three caches, nothing re-read yet)
+        # keeps the hour's reads: its reuse may not have come round.
+        young = factory.guest(1, active_mb=256, inactive_mb=256,
+                              read_mb_s=0.3)
+        self.assertTrue(utility.value_curve(young, CFG).first_pass)
+        self.assertEqual(1280 - 128 - 1080,
+                         utility.value_curve(young, CFG).donate_mb)
+
+    def test_a_filling_cache_whose_reuse_is_cheap_feeds_a_hot_guest(self):
+        # A hot/cold reader whose cold misses fill its cache slowly (more
+        # than its free memory within the hour), and a neighbour
+        # refaulting a hot set larger than its cache.
+        slow = self._with_pgactivate(factory.guest(
+            1, active_mb=512, inactive_mb=256, read_mb_s=0.3,
+            read_since_boot_mb=8192), 0.01)
+        hot = factory.guest(2, active_mb=896, inactive_mb=896, used_mb=256,
+                            read_mb_s=2.0, refault_s=factory.pages_s(1.5),
+                            activate_s=factory.pages_s(1.2))
+        plan = utility.plan(factory.host([slow, hot]), CFG)
+        by = {m.instance: m.delta_mb for m in plan.moves}
+        self.assertGreater(by.get(hot.uuid, 0), 0)
+        self.assertEqual(-by[hot.uuid], by[slow.uuid])
+        # What it gives is free memory only: its cache stays.
+        self.assertLessEqual(-by[slow.uuid], 2048 - 256 - 768 - 128)
+
+    @staticmethod
+    def _with_pgactivate(guest, mb_s):
+        return dataclasses.replace(guest, sample=dataclasses.replace(
+            guest.sample, pgactivate=guest.previous.pgactivate
+            + int(factory.pages_s(mb_s) * 60)))
+
 
 class TestUtilityPlan(testtools.TestCase):
     def test_memory_goes_to_the_guest_whose_refaults_show_value(self):
