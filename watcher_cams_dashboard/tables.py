@@ -59,6 +59,9 @@ class InstancesTable(tables.DataTable):
     host_reads = tables.Column(
         lambda r: _number(r.host_read_mb_s, ' MiB/s'),
         verbose_name=_('Disk reads (host-measured)'))
+    host_cpu = tables.Column(
+        lambda r: _number(r.host_cpu_s, ' CPU s/s'),
+        verbose_name=_('CPU time (host-measured)'))
     usable = tables.Column(lambda r: _mb(r.balloon_usable_mb),
                            verbose_name=_('Usable (balloon driver)'))
     host_cache = tables.Column(

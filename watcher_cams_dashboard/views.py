@@ -215,6 +215,7 @@ class HostView(ActionsPageMixin, horizon_tables.MultiTableView):
                 host_hit_ratio=host_cache.get('hit_ratio'),
                 # Agents before host_io give neither figure.
                 host_read_mb_s=inst.get('host_read_mb_s'),
+                host_cpu_s=inst.get('host_cpu_s'),
                 balloon_usable_mb=(inst.get('balloon') or {}).get(
                     'usable_mb'),
                 value=last_value.get(inst['uuid']),

@@ -62,6 +62,7 @@ def overview(host='devstack001'):
              'psi_some_avg10': 0.0,
              'host_cache': {'hit_ratio': 0.25, 'double_caching': True},
              'host_read_mb_s': 3.9, 'host_read_req_s': 62.0,
+             'host_cpu_s': 0.017,
              'balloon': {'usable_mb': 1210, 'available_mb': 1500},
              'claims': 'counters went backwards: the guest rebooted'},
             {'uuid': U2, 'name': 'instance-00000002', 'max_mb': 1024,
@@ -291,6 +292,7 @@ class TestHost(PanelTestCase):
                          (web.host_read_mb_s, web.balloon_usable_mb,
                           db.host_read_mb_s, db.balloon_usable_mb))
         self.assertContains(res, '3.9 MiB/s')
+        self.assertContains(res, '0.017 CPU s/s')
 
     @test.create_mocks({nova: ['server_list', 'server_get'],
                         keystone: ['tenant_list'],

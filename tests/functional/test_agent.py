@@ -99,6 +99,33 @@ class TestCollect(base.AgentTestCase):
         self.assertGreater(read, 0.9 * data_kb)
         self.assertGreater(file_lru, 0.9 * data_kb)
 
+    def test_the_host_measures_the_cpu_time_a_guest_runs(self):
+        # One guest reads its (cached) data over and over, the other idles:
+        # neither reads from disk, and only their CPU time tells them apart.
+        busy, idle = self.lab.a, self.lab.b
+        code, _ = lab_guests.guest_exec(busy, 'cat /mnt/data >/dev/null')
+        self.assertEqual(0, code)
+        code, out = lab_guests.guest_exec(
+            busy, "setsid sh -c 'while :; do cat /mnt/data >/dev/null; "
+            "done' </dev/null >/dev/null 2>&1 & echo $!")
+        self.assertEqual(0, code, out)
+        self.addCleanup(lab_guests.guest_exec, busy,
+                        'kill %d; true' % int(out.split()[-1]))
+        manager = self.manager(min_rate_interval=1)
+        manager.get_report()
+        time.sleep(5)
+        report = manager.get_report()
+        cpu = {dom: env.guest(report, dom.UUIDString())['host_io']['cpu_s']
+               for dom in (busy, idle)}
+        # A vCPU kept busy runs most of a CPU (less on a loaded host);
+        # an idle one a few percent at most, even under TCG.
+        self.assertGreater(cpu[busy], 0.25, cpu)
+        self.assertLess(cpu[idle], 0.1, cpu)
+        self.assertGreater(cpu[idle], 0.0, cpu)
+        view = report_format.parse_host(report)
+        self.assertEqual(cpu[idle], view.guest(
+            idle.UUIDString()).host_io.cpu_s)
+
     def test_guest_without_agent_is_managed_from_the_host_and_may_vanish(
             self):
         # No guest-agent channel for libvirt: the lab reaches its shell

@@ -301,12 +301,12 @@ class HostMonitor:
     def _host_io(self, domain, now):
         """QEMU's reads for the guest over a rate window, as a dict.
 
-        With its balloon's counters (HostIo.as_dict); None before a window
-        exists.
+        With its balloon's counters and the CPU time it ran
+        (HostIo.as_dict); None before a window exists.
         """
         sample = host_io.io_sample(now, domain.qemu_pid,
                                    domain.actual_mb, domain.disks,
-                                   domain.balloon)
+                                   domain.balloon, domain.cpu_ns)
         found = host_io.window(sample,
                                self.block_history.add(domain.uuid, sample))
         return found.as_dict() if found else None

@@ -25,7 +25,8 @@ Format (version 1)::
                 "cache_mb", "active_file_mb", "inactive_file_mb",
                 "used_mb", "disk_read_mb_s", "refault_s", "activate_s",
                 "psi_some_avg10", "host_cache": HOST_CACHE or null,
-                "host_read_mb_s", "host_read_req_s", "host_io": HOST_IO or
+                "host_read_mb_s", "host_read_req_s", "host_cpu_s",
+                "host_io": HOST_IO or
                 null, "balloon": BALLOON, "claims": null or why the guest's
                 own counters are not believed, "host_only": true when it
                 has no guest agent and is managed from host-side signals}
@@ -38,7 +39,8 @@ Format (version 1)::
 
 ``disk_read_mb_s`` is what the guest says it read (its pgpgin); the
 ``host_`` figures are what QEMU read for it (HOST_IO of
-:mod:`watcher_cams.policy.report`), whatever the guest says. ``balloon``
+:mod:`watcher_cams.policy.report`), whatever the guest says, and the CPU
+time it ran (``host_cpu_s``, CPU seconds per second). ``balloon``
 is what the guest's balloon driver reports (null where it gives nothing).
 Figures a guest did not give (no guest agent, bad data) are null; its
 ``problem`` says why.
@@ -65,6 +67,7 @@ def _figures(guest):
     return {
         'host_read_mb_s': _round(io and io.read_mb_s),
         'host_read_req_s': _round(io and io.read_req_s, 1),
+        'host_cpu_s': _round(io and io.cpu_s),
         'cache_mb': _round(sample and sample.cached_kb / model.KB_PER_MB, 1),
         'active_file_mb': _round(sample and sample.active_file_mb, 1),
         'inactive_file_mb': _round(sample and sample.inactive_file_mb, 1),

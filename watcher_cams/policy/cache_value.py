@@ -60,6 +60,10 @@ class ValueCurve:
     # It read less, since it booted, than its kernel tells reuse over and
     # re-read nothing of it (see first_pass()).
     first_pass: bool = False
+    # Memory its cache never filled, above the floor margin (MiB).
+    free_mb: float = 0.0
+    # It reads nothing from disk and its CPUs idle (mrc.cpu_idle).
+    quiet: bool = False
 
     def density_at(self, offset_mb):
         start = 0.0
@@ -177,6 +181,9 @@ def value_curve(guest, cfg, params):
         first_pass(guest.sample, r) or not inactive_hits) else 0.0
     donate = _donatable_mb(guest, cfg, params, (fill_mb, filling), segments,
                            free_mb)
+    quiet = mrc.cpu_idle(guest, seen, disk, params)
+    if quiet:
+        donate = max(donate, quiet_step_mb(guest, cfg, free_mb))
     measured_mb = 0.0
     if idle is None and not filling and not resized:
         seen, segments, measured_mb = mrc.measured(
@@ -191,7 +198,22 @@ def value_curve(guest, cfg, params):
         last_resize=last_resize,
         idle_since=idle, capacity_mb=guest.actual_mb - guest.sample.used_mb,
         disk_mb_s=disk, window_s=r.interval_s, refault_mb_s=refault,
-        activate_mb_s=activate, first_pass=first_pass(guest.sample, r))
+        activate_mb_s=activate, first_pass=first_pass(guest.sample, r),
+        free_mb=max(0.0, free_mb - cfg.floor_margin_mb), quiet=quiet)
+
+
+def quiet_step_mb(guest, cfg, free_mb):
+    """What a guest mrc.cpu_idle() calls idle may give in one cycle.
+
+    Its free memory (``free_mb``, beyond the floor margin) and a quarter
+    of its cache, above its floor and its used memory: the next window
+    measures the step, and a guest whose reads came back is not idle.
+    """
+    s = guest.sample
+    protected = max(guards.floor_mb(guest, cfg),
+                    s.used_mb + cfg.floor_margin_mb)
+    return min(guest.actual_mb - protected,
+               max(0.0, free_mb - cfg.floor_margin_mb) + s.file_lru_mb / 4)
 
 
 def first_pass(s, r):

@@ -7,6 +7,11 @@ cannot make it say more than it read. What memory is worth to a guest is
 how much less the host reads for it when it has more; these counts are
 what the allocator trusts.
 
+QEMU also knows how much CPU time the guest ran (libvirt's domain info,
+its vCPUs and QEMU's own threads): a guest that reads nothing from disk
+may be idle or may be reading data that fits its cache, and only its CPU
+time tells those apart (hits in its page cache are work its vCPUs do).
+
 The virtio balloon adds the guest kernel's fault, swap and (Linux 6.12 on,
 where libvirt passes them) reclaim, stall and OOM counters, without a guest
 agent. Those come from the guest's balloon driver: claims like the guest
@@ -52,6 +57,8 @@ class HostIo:
     read_req_s: float
     disks: tuple = ()  # DiskReads
     balloon_s: tuple = ()  # (counter, per second) of BALLOON_COUNTERS
+    # CPU seconds per second the guest ran (None: not measured).
+    cpu_s: float = None
 
     @property
     def resized(self):
@@ -66,15 +73,18 @@ class HostIo:
                            'read_mb_s': round(d.read_mb_s, 4),
                            'read_req_s': round(d.read_req_s, 3)}
                           for d in self.disks],
-                'balloon_s': {k: round(v, 3) for k, v in self.balloon_s}}
+                'balloon_s': {k: round(v, 3) for k, v in self.balloon_s},
+                'cpu_s': (None if self.cpu_s is None
+                          else round(self.cpu_s, 5))}
 
 
-def io_sample(timestamp, qemu_pid, actual_mb, disks, balloon):
+def io_sample(timestamp, qemu_pid, actual_mb, disks, balloon, cpu_ns=None):
     """The counters a window needs, from the agent's view of one domain.
 
     ``disks``: the domain's disks as the agent lists them (``dev``,
     ``rd_req``, ``rd_bytes``; a disk whose statistics libvirt could not
-    give has none and is left out); ``balloon``: libvirt's memoryStats.
+    give has none and is left out); ``balloon``: libvirt's memoryStats;
+    ``cpu_ns``: the CPU time it ran (None: unknown).
     """
     reads = {d['dev']: (d['rd_req'], d['rd_bytes']) for d in disks
              if isinstance(d.get('rd_req'), int)
@@ -82,7 +92,8 @@ def io_sample(timestamp, qemu_pid, actual_mb, disks, balloon):
     return {'timestamp': timestamp, 'qemu_pid': qemu_pid,
             'actual_mb': actual_mb, 'reads': reads,
             'balloon': {k: balloon[k] for k in BALLOON_COUNTERS
-                        if isinstance(balloon.get(k), int)}}
+                        if isinstance(balloon.get(k), int)},
+            'cpu_ns': cpu_ns if isinstance(cpu_ns, int) else None}
 
 
 def window(current, previous):
@@ -110,4 +121,13 @@ def window(current, previous):
                   end_mb=current['actual_mb'],
                   read_mb_s=math.fsum(d.read_mb_s for d in disks),
                   read_req_s=math.fsum(d.read_req_s for d in disks),
-                  disks=tuple(disks), balloon_s=balloon)
+                  disks=tuple(disks), balloon_s=balloon,
+                  cpu_s=_cpu_s(current, previous, seconds))
+
+
+def _cpu_s(current, previous, seconds):
+    """CPU seconds per second between two samples, or None."""
+    now, then = current.get('cpu_ns'), previous.get('cpu_ns')
+    if now is None or then is None or now < then:
+        return None
+    return (now - then) / 1e9 / seconds

@@ -119,7 +119,8 @@ def value_curve(guest, r, cfg, params):
     elif not filling and not resized:
         seen = mrc.with_seen(_of_this_phase(seen, guest.actual_mb, disk,
                                             params), mrc.Seen(
-            guest.actual_mb, 0.0, params.min_segment_mb, s.timestamp, disk),
+            guest.actual_mb, 0.0, params.min_segment_mb, s.timestamp, disk,
+            cpu_s=mrc.cpu_s(guest)),
             r.interval_s, params)
     window_reads = (guest.host_io.read_req_s * guest.host_io.window_s
                     if guest.host_io else None)
@@ -127,6 +128,9 @@ def value_curve(guest, r, cfg, params):
                                                params)
     protected = max(guards.floor_mb(guest, cfg),
                     s.used_mb + cfg.floor_margin_mb)
+    quiet = mrc.cpu_idle(guest, seen, disk, params)
+    free_mb = (cache_value.quiet_step_mb(guest, cfg, free_mb) if quiet
+               else free_mb - cfg.floor_margin_mb)
     return HostOnlyCurve(
         segments=segments, loss_density=UNKNOWN,
         donate_mb=max(0, int(guest.actual_mb - protected)), resized=resized,
@@ -134,7 +138,7 @@ def value_curve(guest, r, cfg, params):
         measured_mb=measured_mb, idle_since=idle, last_resize=last_resize,
         capacity_mb=guest.actual_mb - s.used_mb, disk_mb_s=disk,
         window_s=r.interval_s,
-        free_mb=max(0.0, free_mb - cfg.floor_margin_mb),
+        free_mb=max(0.0, free_mb), quiet=quiet,
         prior=disk / max(s.file_lru_mb, params.min_segment_mb),
         window_reads=window_reads)
 

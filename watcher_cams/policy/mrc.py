@@ -61,11 +61,16 @@ class Seen:
     # Rate windows of counters averaged into this one (fractions where
     # windows overlapped; at most MAX_COUNT weigh in).
     count: float = 1.0
+    # CPU seconds per second it ran meanwhile (host_io; None: unknown).
+    cpu_s: float = None
 
     def to_list(self):
-        return [self.size_mb, round(self.density * 1024, 4),
-                round(self.length_mb, 1), round(self.timestamp, 1),
-                round(self.disk_mb_s, 4), round(self.count, 3)]
+        fields = [self.size_mb, round(self.density * 1024, 4),
+                  round(self.length_mb, 1), round(self.timestamp, 1),
+                  round(self.disk_mb_s, 4), round(self.count, 3)]
+        if self.cpu_s is not None:
+            fields.append(round(self.cpu_s, 5))
+        return fields
 
     def merged(self, newer, window_s):
         """This measurement averaged with a newer one at the same size.
@@ -82,10 +87,13 @@ class Seen:
             return dataclasses.replace(self, timestamp=newer.timestamp)
 
         def mean(a, b):
+            if a is None or b is None:
+                return b
             return (a * n + b * w) / (n + w)
         return Seen(newer.size_mb, mean(self.density, newer.density),
                     mean(self.length_mb, newer.length_mb), newer.timestamp,
-                    mean(self.disk_mb_s, newer.disk_mb_s), n + w)
+                    mean(self.disk_mb_s, newer.disk_mb_s), n + w,
+                    mean(self.cpu_s, newer.cpu_s))
 
     def slope_to(self, other):
         """Disk reads saved per MiB between this size and ``other``'s."""
@@ -98,18 +106,21 @@ class Seen:
         """A Seen, or None when ``value`` is not one.
 
         The agent keeps the state, but a corrupt file must not stop
-        planning.
+        planning. (A state written before ``cpu_s`` has six fields.)
         """
         try:
-            size, per_gib, length, timestamp, disk, count = value
+            size, per_gib, length, timestamp, disk, count = value[:6]
+            cpu = value[6] if len(value) > 6 else None
             seen = cls(int(size), float(per_gib) / 1024, float(length),
-                       float(timestamp), float(disk), float(count))
+                       float(timestamp), float(disk), float(count),
+                       None if cpu is None else float(cpu))
         except (TypeError, ValueError):
             return None
         if (seen.size_mb <= 0 or not 0 <= seen.density < float('inf')
                 or not 0 < seen.length_mb < float('inf')
                 or not 0 <= seen.disk_mb_s < float('inf')
-                or not 0 < seen.count < float('inf')):
+                or not 0 < seen.count < float('inf')
+                or not (cpu is None or 0 <= seen.cpu_s < float('inf'))):
             return None
         return seen
 
@@ -140,7 +151,8 @@ def measured(guest, r, segments, seen, reads, params):
     disk, refault = reads
     length, density = segments[0]
     seen = with_seen(seen, Seen(guest.actual_mb, density, length,
-                                guest.sample.timestamp, disk),
+                                guest.sample.timestamp, disk,
+                                cpu_s=cpu_s(guest)),
                      r.interval_s, params)
     mean = seen[0].density
     segments = ((length, mean),) + tuple(
@@ -235,7 +247,8 @@ def idle_since(guest, seen, disk_mb_s, params):
     not get more cache: its workload stopped or changed, and what its
     cache holds is no longer read. (A guest whose data fits its cache
     reads nothing too, but never read at this size once its cache was
-    full.) Kept in the policy state while its reads stay at nothing.
+    full: see :func:`cpu_idle`.) Kept in the policy state while its reads
+    stay at nothing.
     """
     if disk_mb_s > IDLE_MB_S:
         return None
@@ -251,6 +264,31 @@ def idle_since(guest, seen, disk_mb_s, params):
     if here and here[0].disk_mb_s >= READ_MB_S:
         return guest.sample.timestamp
     return None
+
+
+def cpu_s(guest):
+    """CPU seconds per second the host measured the guest run, or None."""
+    return guest.host_io.cpu_s if guest.host_io is not None else None
+
+
+def cpu_idle(guest, seen, disk_mb_s, params):
+    """Whether a guest that reads nothing from disk seems to read nothing.
+
+    Reading from its cache is work: a guest whose data fits its cache but
+    whose CPU time is next to nothing (at most ``idle_cpu_s``) reads
+    little of it, if anything. Only a hint (a slow reader of a large
+    cache runs little CPU too), so a guest seen idle this way gives in
+    steps that the next window measures (see cache_value); and not when,
+    running as little at a smaller size, it read from disk: that is such
+    a reader, whose data fits only this large (shrunk once for seeming
+    idle, it is not again while that measurement is remembered).
+    """
+    cpu = cpu_s(guest)
+    if disk_mb_s > IDLE_MB_S or cpu is None or cpu > params.idle_cpu_s:
+        return False
+    return not any(x.size_mb < guest.actual_mb - params.granule_mb / 2
+                   and x.disk_mb_s >= READ_MB_S and x.cpu_s is not None
+                   and x.cpu_s <= params.idle_cpu_s for x in seen)
 
 
 def with_seen(seen, new, window_s, params):

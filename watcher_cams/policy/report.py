@@ -40,7 +40,8 @@ for it. Such a guest is managed from those (``GuestView.host_only``).
                "read_mb_s": 2.5, "read_req_s": 40.0,
                "disks": [{"dev": "vda", "read_mb_s": 2.5,
                           "read_req_s": 40.0}],
-               "balloon_s": {"major_fault": 12.0, "swap_in": 0.0}}
+               "balloon_s": {"major_fault": 12.0, "swap_in": 0.0},
+               "cpu_s": 0.35}
 
 ``host_cache`` (:mod:`watcher_cams.policy.host_cache`) and ``host_io``
 (:mod:`watcher_cams.policy.host_io`) are measured on the host, whatever
@@ -75,6 +76,8 @@ MAX_GUESTS = 4096
 MAX_STATE_CHARS = 16384
 # Far above any disk's or balloon counter's rate: larger is nonsense.
 MAX_RATE = 1e9
+# CPU seconds per second: more than any host's CPUs.
+MAX_CPU_S = 4096.0
 
 MEMINFO_KEYS = {'MemTotal': 'mem_total_kb',
                 'MemAvailable': 'mem_available_kb',
@@ -226,7 +229,9 @@ def parse_host_io(data):
         balloon_s=tuple(
             (k, _float(balloon[k], ('host_io.balloon_s[%s]', k),
                        high=MAX_RATE))
-            for k in host_io.BALLOON_COUNTERS if k in balloon))
+            for k in host_io.BALLOON_COUNTERS if k in balloon),
+        cpu_s=(None if data.get('cpu_s') is None else _float(
+            data['cpu_s'], 'host_io.cpu_s', high=MAX_CPU_S)))
 
 
 def _host_measured(data):

@@ -56,6 +56,9 @@ class UtilityParams:
     value_band: float = 0.2
     memory_s: float = 1800.0
     settle_s: float = 60.0
+    # CPU seconds per second at or below which a guest that reads nothing
+    # from disk reads nothing from its cache either (mrc.idle_since).
+    idle_cpu_s: float = 0.02
 
     def __post_init__(self):
         if self.granule_mb < 1:
@@ -65,9 +68,9 @@ class UtilityParams:
         if self.psi_protect < 0:
             raise ValueError('psi_protect must be >= 0')
         if (self.fill_horizon_s < 0 or self.memory_s < 0
-                or self.settle_s < 0):
-            raise ValueError('fill_horizon_s, memory_s and settle_s must be '
-                             '>= 0')
+                or self.settle_s < 0 or self.idle_cpu_s < 0):
+            raise ValueError('fill_horizon_s, memory_s, settle_s and '
+                             'idle_cpu_s must be >= 0')
         if not 0 <= self.value_band < 1:
             raise ValueError('value_band must be within [0, 1)')
 
@@ -92,13 +95,16 @@ def _moves(host, cfg, params, curves):
     host-measured reads priced).
     """
     guests = {g.uuid: g for g in host.guests if g.uuid in curves}
+    g_mb = params.granule_mb
     # Room at the start of the cycle; it shifts by exactly what has moved.
-    # No reversal of a resize whose echo is still in the rates.
-    up = {u: guards.room_up(g, cfg) if curves[u].resized >= 0 else 0
+    # No reversal of a resize whose echo is still in the rates. Nothing to
+    # a guest that has not filled what it has: nothing says what more
+    # would save it until it did.
+    up = {u: guards.room_up(g, cfg)
+          if curves[u].resized >= 0 and curves[u].free_mb < g_mb else 0
           for u, g in guests.items()}
     down = _donor_rooms(host, cfg, curves)
     delta = dict.fromkeys(guests, 0)
-    g_mb = params.granule_mb
     threshold = params.min_value / 1024.0  # per MiB moved
     saved, measured = 0.0, set()
     while True:
@@ -198,6 +204,10 @@ def _tie_allowed(taker, donor, amounts_mb, params):
     threshold = params.min_value / 1024.0
     if taker is None or donor is None or taker.resized < 0 or (
             donor.resized > 0 or donor.first_pass):
+        return False
+    if donor.quiet and taker.free_mb >= params.granule_mb:
+        # An idle guest's memory is kept for its return, unless a taker
+        # uses it now; one that has not filled what it has does not.
         return False
     if taker.disk_mb_s / amounts_mb[0] <= threshold:
         # It cannot save more than it reads.

@@ -95,6 +95,15 @@ class CacheAwareBalloon(base.MemoryStrategy):
                                             'balloon change during which '
                                             'a rate window that starts is '
                                             'still its echo.'},
+                'idle_cpu_s': {'type': 'number', 'minimum': 0,
+                               'default': utility.UtilityParams.idle_cpu_s,
+                               'description': 'utility mode: CPU seconds '
+                                              'per second (host-measured) '
+                                              'at or below which a guest '
+                                              'that reads nothing from '
+                                              'disk counts as idle and '
+                                              'gives a quarter of its '
+                                              'cache per cycle.'},
                 **base.value_properties('moved', utility.UtilityParams()),
                 'lfu_hit_ratio': {'type': 'number', 'minimum': 0,
                                   'maximum': 1, 'default': 0.5,
@@ -127,7 +136,8 @@ class CacheAwareBalloon(base.MemoryStrategy):
             psi_protect=self.param('psi_protect'),
             value_band=self.param('value_band'),
             memory_s=self.param('memory_s'),
-            settle_s=self.param('settle_s'))
+            settle_s=self.param('settle_s'),
+            idle_cpu_s=self.param('idle_cpu_s'))
 
     def plan_host(self, host, node, params, cfg):
         if isinstance(params, cams.CamsParams):

@@ -34,6 +34,9 @@
 #                       above this never give memory
 #   memory_s=1800.0     utility: seconds a measured value at a size is kept
 #   settle_s=60.0       utility: seconds a resize echoes in the counters
+#   idle_cpu_s=0.02     utility: CPU seconds per second (host-measured) at
+#                       or below which a guest reading nothing from disk is
+#                       idle and gives a quarter of its cache per cycle
 #   lfu_hit_ratio=0.5   double caching: instances whose host-cached disk
 #                       serves less than this share of their reads from
 #                       the host cache count in lfu_candidates

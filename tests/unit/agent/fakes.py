@@ -68,6 +68,7 @@ class FakeDomain:
         self.rd_bytes = 4096         # vda's bytes read by the guest
         self.rd_req = 1              # and its read requests
         self.balloon_stats = {}      # more memoryStats (major_fault...)
+        self.cpu_ns = 0              # CPU time it ran (virDomainGetInfo)
 
     def _check(self):
         if self.gone:
@@ -87,7 +88,8 @@ class FakeDomain:
 
     def info(self):
         self._check()
-        return [1, self.max_mb * 1024, self.actual_kib, self.vcpus, 0]
+        return [1, self.max_mb * 1024, self.actual_kib, self.vcpus,
+                self.cpu_ns]
 
     def memoryStats(self):
         self._check()

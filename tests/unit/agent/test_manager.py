@@ -172,6 +172,7 @@ class TestReport(ManagerTestCase):
         self.b.balloon_stats['major_fault'] += 640
         self.b.balloon_stats['usable'] = 900 * 1024
         self.b.actual_kib = 768 * 1024
+        self.b.cpu_ns += 3 * 10 ** 9
         rep = mgr.get_report()
         io = rep['guests'][1]['host_io']
         self.assertEqual('missing', rep['guests'][1]['agent'])
@@ -181,6 +182,7 @@ class TestReport(ManagerTestCase):
         self.assertAlmostEqual(1024 / seconds, io['read_req_s'], 2)
         self.assertAlmostEqual(640 / seconds,
                                io['balloon_s']['major_fault'], 2)
+        self.assertAlmostEqual(3 / seconds, io['cpu_s'], 4)
         view = report.parse_host(rep)
         self.assertAlmostEqual(64 / seconds, view.guests[1].host_io.read_mb_s,
                                3)
@@ -190,6 +192,8 @@ class TestReport(ManagerTestCase):
         b = ov['instances'][1]
         self.assertEqual('missing', b['agent'])
         self.assertGreater(b['host_read_mb_s'], 0)
+        self.assertAlmostEqual(3 / seconds, b['host_cpu_s'], 4)
+        self.assertEqual(0.0, ov['instances'][0]['host_cpu_s'])
         self.assertEqual(io['end_mb'], b['host_io']['end_mb'])
         self.assertEqual(900, b['balloon']['usable_mb'])
         self.assertIsNone(b['balloon']['disk_caches_mb'])

@@ -12,8 +12,8 @@ def disk(dev, req, mb):
     return {'dev': dev, 'cache': 'none', 'rd_req': req, 'rd_bytes': mb * MB}
 
 
-def sample(t, disks, actual_mb=1024, pid=7, **balloon):
-    return host_io.io_sample(t, pid, actual_mb, disks, balloon)
+def sample(t, disks, actual_mb=1024, pid=7, cpu_ns=None, **balloon):
+    return host_io.io_sample(t, pid, actual_mb, disks, balloon, cpu_ns)
 
 
 class TestHostIo(testtools.TestCase):
@@ -46,13 +46,26 @@ class TestHostIo(testtools.TestCase):
             self.assertIsNone(host_io.window(after, before), after)
         self.assertIsNone(host_io.window(before, None))
 
+    def test_cpu_time_per_second_when_both_ends_have_it(self):
+        before = sample(100, [disk('vda', 0, 0)], cpu_ns=5 * 10 ** 9)
+        after = sample(130, [disk('vda', 0, 0)], cpu_ns=8 * 10 ** 9)
+        self.assertAlmostEqual(0.1, host_io.window(after, before).cpu_s)
+        for one, other in ((after, sample(100, [disk('vda', 0, 0)])),
+                           (sample(130, [disk('vda', 0, 0)]), before),
+                           (sample(130, [disk('vda', 0, 0)], cpu_ns=1),
+                            before)):
+            self.assertIsNone(host_io.window(one, other).cpu_s)
+
     def test_a_disk_without_statistics_is_left_out(self):
         s = sample(0, [disk('vda', 1, 1), {'dev': 'vdb', 'cache': 'none'}])
         self.assertEqual(['vda'], list(s['reads']))
 
     def test_report_round_trip_and_bad_parts_dropped(self):
-        io = host_io.window(sample(30, [disk('vda', 40, 4)], major_fault=9),
-                            sample(0, [disk('vda', 10, 1)], major_fault=0))
+        io = host_io.window(sample(30, [disk('vda', 40, 4)], major_fault=9,
+                                   cpu_ns=9 * 10 ** 8),
+                            sample(0, [disk('vda', 10, 1)], major_fault=0,
+                                   cpu_ns=0))
+        self.assertAlmostEqual(0.03, io.cpu_s)
         entry = report.guest_entry('u', 'g', 1024, 1024,
                                    host_io=io.as_dict(), agent='missing',
                                    error='no agent')
@@ -62,6 +75,8 @@ class TestHostIo(testtools.TestCase):
         for bad in ({'window_s': 0}, dict(io.as_dict(), read_mb_s=-1.0),
                     dict(io.as_dict(), read_mb_s=float('nan')),
                     dict(io.as_dict(), disks=[{'dev': ''}]),
-                    dict(io.as_dict(), balloon_s={'major_fault': 'x'})):
+                    dict(io.as_dict(), balloon_s={'major_fault': 'x'}),
+                    dict(io.as_dict(), cpu_s=-0.1),
+                    dict(io.as_dict(), cpu_s=1e6)):
             entry['host_io'] = bad
             self.assertIsNone(report.parse_guest(entry).host_io, bad)

@@ -6,6 +6,7 @@ from tests.unit import factory
 from watcher_cams.lab import example
 from watcher_cams.policy import cams
 from watcher_cams.policy import guards
+from watcher_cams.policy import host_io
 from watcher_cams.policy import model
 from watcher_cams.policy import mrc
 from watcher_cams.policy import report
@@ -142,6 +143,24 @@ class TestUtilityPlan(testtools.TestCase):
         # Its counters decided it: nothing was measured at another size.
         for m in plan.moves:
             self.assertTrue(m.reason.startswith('utility (guest-reported)'))
+
+    def test_nothing_to_a_guest_that_has_not_filled_what_it_has(self):
+        stream = factory.guest(2, active_mb=20, read_mb_s=8.0)
+
+        def given(inactive_mb):
+            taker = factory.guest(1, active_mb=256, inactive_mb=inactive_mb,
+                                  read_mb_s=2.0,
+                                  refault_s=factory.pages_s(1.5),
+                                  activate_s=factory.pages_s(1.0))
+            plan = utility.plan(factory.host([taker, stream]), CFG)
+            return sum(m.delta_mb for m in plan.moves
+                       if m.instance == taker.uuid)
+        # Its cache full (2048 - 256 used - 256 active), it gets memory;
+        # with a granule and more free beyond the floor margin, nothing:
+        # nothing says what more would save until its cache filled it.
+        self.assertGreater(given(1536), 0)
+        self.assertEqual(0, given(1536 - 128 - 64))
+        self.assertGreater(given(1536 - 128 - 63), 0)
 
     def test_nothing_moves_without_value(self):
         a = factory.guest(1, read_mb_s=1.0)
@@ -471,6 +490,8 @@ class TestMeasurementMemory(testtools.TestCase):
                          self.seen(1920, float('nan'), 400),
                          self.seen(1920, 4.0, 400, disk=float('inf')),
                          self.seen(1920, 4.0, 400, count=0),
+                         self.seen(1920, 4.0, 400) + (-1.0,),
+                         self.seen(1920, 4.0, 400) + ('busy',),
                          self.seen(1920, 4.0, 400)[:5])]:
             donor = remembering(self.donor, *entries)
             self.assertEqual((), mrc.remembered(donor,
@@ -483,6 +504,24 @@ class TestMeasurementMemory(testtools.TestCase):
             donor = dataclasses.replace(
                 self.donor, policy_state={utility.STATE_KEY: state})
             self.assertLess(self.deltas(donor)[self.donor.uuid], 0)
+
+    def test_cpu_time_is_kept_with_a_measurement_when_measured(self):
+        params = utility.UtilityParams()
+        old = mrc.Seen.from_list(list(self.seen(1920, 4.0, 400)))
+        self.assertIsNone(old.cpu_s)
+        self.assertEqual(6, len(old.to_list()))
+        new = mrc.Seen.from_list(list(self.seen(1920, 4.0, 400)) + [0.25])
+        self.assertEqual(0.25, new.cpu_s)
+        self.assertEqual(new, mrc.Seen.from_list(new.to_list()))
+        later = dataclasses.replace(new, timestamp=new.timestamp + 60,
+                                    cpu_s=0.75)
+        self.assertAlmostEqual((0.25 * 3 + 0.75) / 4,
+                               new.merged(later, 60.0).cpu_s)
+        self.assertEqual(0.75, old.merged(later, 60.0).cpu_s)
+        self.assertEqual(2, len(mrc.remembered(
+            remembering(self.donor, old.to_list(),
+                        dataclasses.replace(new, size_mb=1536).to_list()),
+            params)))
 
     def test_measurements_at_one_size_are_averaged(self):
         # One window's 0.11 MiB/s per GiB joins three earlier 1.0s.
@@ -727,6 +766,67 @@ class TestWentIdle(testtools.TestCase):
         # It never read at this size once full: its data may fit.
         given, _ = self.given(self.quiet)
         self.assertLessEqual(given, 2048 - 256 - 896 - 128)
+
+    @staticmethod
+    def running(guest, cpu_s):
+        """``guest`` with the host measuring it run ``cpu_s`` CPU s/s."""
+        return dataclasses.replace(guest, host_io=host_io.HostIo(
+            window_s=60.0, start_mb=guest.actual_mb, end_mb=guest.actual_mb,
+            read_mb_s=0.0, read_req_s=0.0, cpu_s=cpu_s))
+
+    def test_a_guest_whose_cpus_idle_gives_a_quarter_of_its_cache(self):
+        # Its cache nearly all active: its data may fit, and is kept...
+        fits = factory.guest(2, active_mb=1536, inactive_mb=256)
+        kept = 2048 - 256 - 1536 - 128
+        for cpu in (None, 0.5):
+            self.assertEqual(kept, utility.value_curve(
+                self.running(fits, cpu), CFG).donate_mb)
+        # ...unless its CPUs were idle: nothing reads it, and a quarter of
+        # its cache goes in one cycle (the next window measures the step).
+        idle = self.running(fits, 0.005)
+        self.assertEqual(1792 // 4,
+                         utility.value_curve(idle, CFG).donate_mb)
+        given, _ = self.given(idle)
+        self.assertEqual(448, given)
+        # Not its free memory and its cache at once: its free memory and
+        # a quarter of the cache.
+        roomy = self.running(factory.guest(2, active_mb=1024,
+                                           inactive_mb=0), 0.005)
+        free = 2048 - 256 - 1024 - 128
+        self.assertEqual(free + 1024 // 4,
+                         utility.value_curve(roomy, CFG).donate_mb)
+
+    def test_an_idle_guest_keeps_its_memory_from_a_taker_with_free(self):
+        # Paper mode's steps would take from the idle guest, whose cache
+        # utilization is low, for a guest still filling what it has.
+        idle = self.running(factory.guest(2, active_mb=1536,
+                                          inactive_mb=256,
+                                          read_since_boot_mb=8192), 0.005)
+        for inactive_mb, allowed in ((1024, False), (1536, True)):
+            taker = factory.guest(1, active_mb=256, inactive_mb=inactive_mb,
+                                  read_mb_s=1.0,
+                                  refault_s=factory.pages_s(0.5),
+                                  activate_s=factory.pages_s(0.4))
+            curves = {g.uuid: utility.value_curve(g, CFG)
+                      for g in (taker, idle)}
+            self.assertEqual(allowed, utility._tie_allowed(
+                curves[taker.uuid], curves[idle.uuid], (128, 128),
+                utility.UtilityParams()), inactive_mb)
+
+    def test_not_a_slow_reader_that_read_from_disk_when_smaller(self):
+        fits = factory.guest(2, active_mb=1536, inactive_mb=256)
+        kept = 2048 - 256 - 1536 - 128
+        # At 1536 MiB, running as little CPU, it read 1 MiB/s from disk: a
+        # reader too slow for its CPU time to show, whose data fits here.
+        slow = self.running(remembering(
+            fits, (1536, 0.5, 512, self.now - 300, 1.0, 3, 0.004)), 0.005)
+        self.assertEqual(kept, utility.value_curve(slow, CFG).donate_mb)
+        # Busy then, or idle and reading nothing: no such evidence.
+        for then in ((1536, 0.5, 512, self.now - 300, 1.0, 3, 0.3),
+                     (1536, 0.5, 512, self.now - 300, 0.0, 3, 0.004),
+                     (1536, 0.5, 512, self.now - 300, 1.0, 3)):
+            self.assertEqual(448, utility.value_curve(self.running(
+                remembering(fits, then), 0.005), CFG).donate_mb, then)
 
     def test_idle_lasts_while_it_reads_nothing(self):
         idle = dataclasses.replace(self.quiet, policy_state={

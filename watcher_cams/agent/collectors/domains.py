@@ -30,6 +30,9 @@ class Domain:
     emulator_cpus: list = dataclasses.field(default_factory=list)
     qemu_pid: int = None
     disks: list = dataclasses.field(default_factory=list)
+    # CPU time the domain has run (ns, libvirt's virDomainGetInfo: its
+    # vCPUs and QEMU's own threads).
+    cpu_ns: int = None
     dom: object = dataclasses.field(default=None, repr=False, compare=False)
 
 
@@ -88,7 +91,7 @@ def describe(dom, pid_dir=PID_DIR):
     """
     root = ElementTree.fromstring(dom.XMLDesc(0))
     nova_name, flavor_mb = _nova_metadata(root)
-    state, max_kib, cur_kib, vcpus, _ = dom.info()
+    state, max_kib, cur_kib, vcpus, cpu_ns = dom.info()
     balloon = dom.memoryStats()
     actual_kib = balloon.get('actual', cur_kib)
     domain_name = dom.name()
@@ -107,6 +110,7 @@ def describe(dom, pid_dir=PID_DIR):
         emulator_cpus=cpus_of(dom.emulatorPinInfo(0)),
         qemu_pid=qemu_pid(domain_name, pid_dir),
         disks=_disks(dom, root),
+        cpu_ns=cpu_ns,
         dom=dom)
 
 

@@ -24,6 +24,12 @@ from watcher_cams.policy import report as report_format
 
 PAGE_KB = model.PAGE_KB
 KB = 1024
+# CPU time a guest runs (what the host measures of it, host_io.cpu_s): an
+# idle kernel's ticks, and the work of an application that reads its data
+# (the system calls, the copies, using what it read: 100 MiB/s per CPU),
+# from its cache or from disk alike.
+IDLE_CPU_S = 0.003
+CPU_S_PER_MB = 0.01
 
 
 @dataclasses.dataclass
@@ -69,6 +75,7 @@ class SimGuest:
         # guest cache's misses, whatever the guest reports.
         self.disk_read_kb = 0
         self.disk_read_req = 0
+        self.cpu_ns = 0
         self.psi_some = 0.0
         self.activated_pages_seen = 0
         # Free memory above the low watermark (KiB): see reclaim().
@@ -149,7 +156,8 @@ class SimGuest:
         """QEMU's counters of the guest (host_io.io_sample), one disk."""
         return host_io.io_sample(
             now, 1, self.size_mb, [{'dev': 'vda', 'rd_req': self.disk_read_req,
-                                    'rd_bytes': self.disk_read_kb * KB}], {})
+                                    'rd_bytes': self.disk_read_kb * KB}], {},
+            self.cpu_ns)
 
 
 class KsmModel:
@@ -219,6 +227,8 @@ class SimHost:
             g.pgpgin_kb += t.guest_miss_kb
             g.disk_read_kb += t.guest_miss_kb
             g.disk_read_req += t.guest_miss_kb // g.block_kb
+            g.cpu_ns += int(1e9 * (IDLE_CPU_S * dt
+                                   + CPU_S_PER_MB * t.app_kb / KB))
             g.reclaim(t.guest_miss_kb)
             if measure:
                 g.traffic.add(t)
