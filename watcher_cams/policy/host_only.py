@@ -8,8 +8,9 @@ only what the host measured at the sizes it held (:mod:`mrc`), and what
 was never measured is unknown, not worthless:
 
 - it gives, in the water-filling, only its free memory (cache never
-  filled it), memory priced by a measurement at a smaller size, or all
-  but its used memory once it stopped reading (idle);
+  filled it, and a quarter of its cache while its CPUs idle:
+  mrc.cpu_idle), memory priced by a measurement at a smaller size, or
+  all but its used memory once it stopped reading (idle);
 - it takes only what a measurement at a larger size priced;
 - anything else is learned by probes (:mod:`utility`), one per host and
   cycle: one granule toward a guest that reads from disk and was measured

@@ -57,7 +57,8 @@ class UtilityParams:
     memory_s: float = 1800.0
     settle_s: float = 60.0
     # CPU seconds per second at or below which a guest that reads nothing
-    # from disk reads nothing from its cache either (mrc.idle_since).
+    # from disk reads (next to) nothing from its cache either
+    # (mrc.cpu_idle).
     idle_cpu_s: float = 0.02
 
     def __post_init__(self):
