@@ -179,11 +179,9 @@ def value_curve(guest, cfg, params):
     # Reuse the cache showed while it filled prices its free memory.
     fill_mb = disk * params.fill_horizon_s if (
         first_pass(guest.sample, r) or not inactive_hits) else 0.0
-    donate = _donatable_mb(guest, cfg, params, (fill_mb, filling), segments,
-                           free_mb)
     quiet = mrc.cpu_idle(guest, seen, disk, params)
-    if quiet:
-        donate = max(donate, quiet_step_mb(guest, cfg, free_mb))
+    donate = _donatable_mb(guest, cfg, params, (fill_mb, filling, quiet),
+                           segments, free_mb)
     measured_mb = 0.0
     if idle is None and not filling and not resized:
         seen, segments, measured_mb = mrc.measured(
@@ -296,15 +294,17 @@ def _donatable_mb(guest, cfg, params, fill, segments, free_mb):
     """What the guest may give: above its floor and its active set.
 
     ``fill``: (MiB its reads will fill soon, whether the cache is
-    filling). The active list is kept when it is the knee of the curve
-    (see :func:`_active_list_is_a_knee`). While the cache fills, nothing
-    was evicted, so the refault counters say nothing about what the cache
-    is worth: only the free memory may go, less what the reads will fill
+    filling, whether mrc.cpu_idle() calls it idle). The active list is
+    kept when it is the knee of the curve (see
+    :func:`_active_list_is_a_knee`). While the cache fills, nothing was
+    evicted, so the refault counters say nothing about what the cache is
+    worth: only the free memory may go, less what the reads will fill
     soon where the cache showed no reuse yet (where it did, its inactive
     pages' hits price that memory: see :func:`_inactive_hit_density`). A
-    guest stalled on memory (PSI) gives nothing.
+    guest whose CPUs idle gives at least :func:`quiet_step_mb`. A guest
+    stalled on memory (PSI) gives nothing.
     """
-    fill_mb, filling = fill
+    fill_mb, filling, quiet = fill
     s = guest.sample
     active = s.active_file_mb if _active_list_is_a_knee(segments) else 0
     protected = max(guards.floor_mb(guest, cfg),
@@ -312,6 +312,8 @@ def _donatable_mb(guest, cfg, params, fill, segments, free_mb):
     donate = guest.actual_mb - protected
     if filling:
         donate = min(donate, free_mb - cfg.floor_margin_mb - fill_mb)
+    if quiet:
+        donate = max(donate, quiet_step_mb(guest, cfg, free_mb))
     if s.psi_some_avg10 is not None and (
             s.psi_some_avg10 >= params.psi_protect):
         donate = 0

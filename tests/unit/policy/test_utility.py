@@ -786,6 +786,11 @@ class TestWentIdle(testtools.TestCase):
         idle = self.running(fits, 0.005)
         self.assertEqual(1792 // 4,
                          utility.value_curve(idle, CFG).donate_mb)
+        # A guest stalled on memory still gives nothing.
+        stalled = self.running(factory.guest(2, active_mb=1536,
+                                             inactive_mb=256, psi=25.0),
+                               0.005)
+        self.assertEqual(0, utility.value_curve(stalled, CFG).donate_mb)
         given, _ = self.given(idle)
         self.assertEqual(448, given)
         # Not its free memory and its cache at once: its free memory and
