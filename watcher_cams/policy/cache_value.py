@@ -207,11 +207,19 @@ def quiet_step_mb(guest, cfg, free_mb):
     of its cache, above its floor and its used memory: the next window
     measures the step, and a guest whose reads came back is not idle.
     """
-    s = guest.sample
-    protected = max(guards.floor_mb(guest, cfg),
-                    s.used_mb + cfg.floor_margin_mb)
-    return min(guest.actual_mb - protected,
-               max(0.0, free_mb - cfg.floor_margin_mb) + s.file_lru_mb / 4)
+    return min(guest.actual_mb - kept_mb(guest, cfg),
+               max(0.0, free_mb - cfg.floor_margin_mb)
+               + guest.sample.file_lru_mb / 4)
+
+
+def kept_mb(guest, cfg, active_mb=0.0):
+    """MiB below which a guest never gives.
+
+    Its floor, or its used memory (and ``active_mb`` of its cache) with
+    the floor margin.
+    """
+    return max(guards.floor_mb(guest, cfg),
+               guest.sample.used_mb + active_mb + cfg.floor_margin_mb)
 
 
 def first_pass(s, r):
@@ -307,9 +315,7 @@ def _donatable_mb(guest, cfg, params, fill, segments, free_mb):
     fill_mb, filling, quiet = fill
     s = guest.sample
     active = s.active_file_mb if _active_list_is_a_knee(segments) else 0
-    protected = max(guards.floor_mb(guest, cfg),
-                    s.used_mb + active + cfg.floor_margin_mb)
-    donate = guest.actual_mb - protected
+    donate = guest.actual_mb - kept_mb(guest, cfg, active)
     if filling:
         donate = min(donate, free_mb - cfg.floor_margin_mb - fill_mb)
     if quiet:

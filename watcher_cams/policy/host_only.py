@@ -29,7 +29,6 @@ page cache count for what it saves, as measured, and nothing else.
 import dataclasses
 
 from watcher_cams.policy import cache_value
-from watcher_cams.policy import guards
 from watcher_cams.policy import mrc
 
 UNKNOWN = float('inf')
@@ -45,19 +44,19 @@ NOISE_SIGMAS = 1.0
 class HostOnlyCurve(cache_value.ValueCurve):
     """A ValueCurve whose unmeasured losses are unknown (infinite).
 
-    ``free_mb``: what it may give at no loss (memory its cache never
-    filled, above the floor margin); ``prior``: reads per MiB of cache it
-    holds, the exploration order of :meth:`probe_loss_at`.
+    ``no_loss_mb``: what it may give at no loss (its ``free_mb``, and a
+    quarter of its cache while its CPUs idle); ``prior``: reads per MiB
+    of cache it holds, the exploration order of :meth:`probe_loss_at`.
     """
 
-    free_mb: float = 0.0
+    no_loss_mb: float = 0.0
     prior: float = 0.0
     # Read requests in the current window (None: unknown).
     window_reads: float = None
 
     def loss_at(self, given_mb, amount_mb):
         if self.idle_since is not None or (
-                given_mb + amount_mb <= self.free_mb):
+                given_mb + amount_mb <= self.no_loss_mb):
             return 0.0
         bottom = self.size_mb - given_mb - amount_mb
         below = [x.size_mb for x in self.seen if x.size_mb < self.size_mb]
@@ -127,19 +126,19 @@ def value_curve(guest, r, cfg, params):
                     if guest.host_io else None)
     segments, measured_mb = _measured_segments(guest, seen, window_reads,
                                                params)
-    protected = max(guards.floor_mb(guest, cfg),
-                    s.used_mb + cfg.floor_margin_mb)
     quiet = mrc.cpu_idle(guest, seen, disk, params)
-    free_mb = (cache_value.quiet_step_mb(guest, cfg, free_mb) if quiet
-               else free_mb - cfg.floor_margin_mb)
+    spare_mb = max(0.0, free_mb - cfg.floor_margin_mb)
     return HostOnlyCurve(
         segments=segments, loss_density=UNKNOWN,
-        donate_mb=max(0, int(guest.actual_mb - protected)), resized=resized,
+        donate_mb=max(0, int(guest.actual_mb - cache_value.kept_mb(
+            guest, cfg))), resized=resized,
         filling=filling, size_mb=guest.actual_mb, seen=seen,
         measured_mb=measured_mb, idle_since=idle, last_resize=last_resize,
         capacity_mb=guest.actual_mb - s.used_mb, disk_mb_s=disk,
         window_s=r.interval_s,
-        free_mb=max(0.0, free_mb), quiet=quiet,
+        free_mb=spare_mb, quiet=quiet,
+        no_loss_mb=max(spare_mb, cache_value.quiet_step_mb(
+            guest, cfg, free_mb) if quiet else 0.0),
         prior=disk / max(s.file_lru_mb, params.min_segment_mb),
         window_reads=window_reads)
 
