@@ -43,6 +43,11 @@ class ValueCurve:
     measured_mb: float = 0.0
     # When it stopped reading at this size (mrc.idle_since), or None.
     idle_since: float = None
+    # When a clean window last bore out its measurements (mrc.confirmed_at).
+    confirmed_at: float = None
+    # Some of what it may give is priced by a measurement at a smaller
+    # size alone (see _measured_down_to).
+    priced_below: bool = False
     # While filling: reads the cache served per MiB of it (MiB/s per MiB),
     # measured when the guest read at least a granule in the window;
     # None when it read less (an idle guest shows nothing).
@@ -109,15 +114,24 @@ class ValueCurve:
     def measured_loss(self, given_mb, amount_mb):
         """The part of :meth:`loss_at` the host measured (0.0: none).
 
-        The guest's own disk reads at a smaller size, against now.
+        The guest's own disk reads at a smaller size (within
+        mrc.EMPIRICAL_REACH_MB of what the move reaches), against what it
+        reads now (:attr:`reads_here`).
         """
-        top = self.size_mb - given_mb
-        here, loss = self.here, 0.0
-        for seen in self.seen:
-            if here is not None and seen.size_mb < self.size_mb and (
-                    seen.size_mb >= top - amount_mb - mrc.EMPIRICAL_REACH_MB):
-                loss = max(loss, self.measured_slope(seen, here))
-        return loss
+        here = self.reads_here
+        below = [x for x in self.seen if x.size_mb < self.size_mb]
+        if here is None or not below:
+            return 0.0
+        bottom = self.size_mb - given_mb - amount_mb
+        near = [x for x in below
+                if x.size_mb >= bottom - mrc.EMPIRICAL_REACH_MB]
+        # Else, for memory only a measurement prices (see
+        # _measured_down_to), the nearest: its mean slope, on a concave
+        # curve no less than what the memory nearest this size saves.
+        if not near and self.priced_below and (
+                given_mb + amount_mb > self.free_mb):
+            near = [max(below, key=lambda x: x.size_mb)]
+        return max([self.measured_slope(x, here) for x in near] or [0.0])
 
     def measured_slope(self, one, other):
         """Reads saved per MiB between two measurements (mrc.Seen)."""
@@ -148,6 +162,19 @@ class ValueCurve:
             return self.seen[0]
         return None
 
+    @property
+    def reads_here(self):
+        """What the guest reads at its size, as a mrc.Seen, or None.
+
+        The measurement there or, while its cache fills (and was not just
+        resized), this window's reads: no less than it will read once
+        filled, nor than its steady reads.
+        """
+        if self.here is not None or not self.filling or self.resized:
+            return self.here
+        return mrc.Seen(self.size_mb, 0.0, max(self.capacity_mb, 1.0),
+                        0.0, self.disk_mb_s)
+
     def gain(self, mb):
         """MiB/s of reads saved by ``mb`` more MiB."""
         total, left = 0.0, mb
@@ -175,13 +202,21 @@ def value_curve(guest, cfg, params):
         # was of its old workload: all but its used memory may go (one
         # flat segment: no knee keeps its active list).
         seen, segments, filling = (), ((params.min_segment_mb, 0.0),), False
+    confirmed = mrc.confirmed_at(guest)
+    if idle is None and not resized:
+        seen = mrc.of_this_phase(seen, guest.actual_mb, disk, params)
+        confirmed = guest.sample.timestamp
     inactive_hits = _inactive_hit_density(guest, r, params)
     # Reuse the cache showed while it filled prices its free memory.
     fill_mb = disk * params.fill_horizon_s if (
         first_pass(guest.sample, r) or not inactive_hits) else 0.0
     quiet = mrc.cpu_idle(guest, seen, disk, params)
+    # Reads measured smaller price the memory down to there, unless it
+    # reads nothing now because it went idle, not because its data fits.
+    released = 0 if quiet else _measured_down_to(
+        guest, cfg, (seen, None if resized else disk), params)
     donate = _donatable_mb(guest, cfg, params, (fill_mb, filling, quiet),
-                           segments, free_mb)
+                           (segments, released), free_mb)
     measured_mb = 0.0
     if idle is None and not filling and not resized:
         seen, segments, measured_mb = mrc.measured(
@@ -194,7 +229,8 @@ def value_curve(guest, cfg, params):
         fill_density=(_fill_density(guest, r, params) if filling
                       else None),
         last_resize=last_resize,
-        idle_since=idle, capacity_mb=guest.actual_mb - guest.sample.used_mb,
+        idle_since=idle, confirmed_at=confirmed, priced_below=released > 0,
+        capacity_mb=guest.actual_mb - guest.sample.used_mb,
         disk_mb_s=disk, window_s=r.interval_s, refault_mb_s=refault,
         activate_mb_s=activate, first_pass=first_pass(guest.sample, r),
         free_mb=max(0.0, free_mb - cfg.floor_margin_mb), quiet=quiet)
@@ -298,7 +334,7 @@ def cache_filling(guest, refault, read_mb, cfg):
     return free > cfg.floor_margin_mb or grew, free
 
 
-def _donatable_mb(guest, cfg, params, fill, segments, free_mb):
+def _donatable_mb(guest, cfg, params, fill, curve, free_mb):
     """What the guest may give: above its floor and its active set.
 
     ``fill``: (MiB its reads will fill soon, whether the cache is
@@ -313,17 +349,36 @@ def _donatable_mb(guest, cfg, params, fill, segments, free_mb):
     stalled on memory (PSI) gives nothing.
     """
     fill_mb, filling, quiet = fill
+    segments, released = curve
     s = guest.sample
     active = s.active_file_mb if _active_list_is_a_knee(segments) else 0
     donate = guest.actual_mb - kept_mb(guest, cfg, active)
     if filling:
         donate = min(donate, free_mb - cfg.floor_margin_mb - fill_mb)
+    donate = max(donate, released)
     if quiet:
         donate = max(donate, quiet_step_mb(guest, cfg, free_mb))
     if s.psi_some_avg10 is not None and (
             s.psi_some_avg10 >= params.psi_protect):
         donate = 0
     return donate
+
+
+def _measured_down_to(guest, cfg, curve, params):
+    """MiB the guest may give down to the largest smaller measured size.
+
+    ``curve``: (its measurements, its reads now in MiB/s, or None when a
+    resize blurs them). Where the host measured it reading more when
+    smaller, those reads, not the knee or the fill reservation, price
+    the memory in between (ValueCurve.measured_loss).
+    """
+    seen, disk = curve
+    below = [x.size_mb for x in seen
+             if x.size_mb < guest.actual_mb - params.granule_mb / 2
+             and disk is not None and x.disk_mb_s > disk]
+    if not below:
+        return 0
+    return guest.actual_mb - max(kept_mb(guest, cfg), max(below))
 
 
 def _inactive_hit_density(guest, r, params):

@@ -32,9 +32,6 @@ from watcher_cams.policy import cache_value
 from watcher_cams.policy import mrc
 
 UNKNOWN = float('inf')
-# Reads at a size measured before that moved by more than this share are
-# of another workload (see _of_this_phase).
-PHASE_SHARE = 0.5
 # A difference of reads within this many standard deviations of chance
 # is none (see significant_slope).
 NOISE_SIGMAS = 1.0
@@ -117,8 +114,8 @@ def value_curve(guest, r, cfg, params):
     if idle is not None:
         seen = ()
     elif not filling and not resized:
-        seen = mrc.with_seen(_of_this_phase(seen, guest.actual_mb, disk,
-                                            params), mrc.Seen(
+        seen = mrc.with_seen(mrc.of_this_phase(seen, guest.actual_mb, disk,
+                                               params), mrc.Seen(
             guest.actual_mb, 0.0, params.min_segment_mb, s.timestamp, disk,
             cpu_s=mrc.cpu_s(guest)),
             r.interval_s, params)
@@ -141,33 +138,6 @@ def value_curve(guest, r, cfg, params):
             guest, cfg, free_mb) if quiet else 0.0),
         prior=disk / max(s.file_lru_mb, params.min_segment_mb),
         window_reads=window_reads)
-
-
-def _of_this_phase(seen, size_mb, disk_mb_s, params):
-    """The measurements that agree with reading ``disk_mb_s`` at ``size_mb``.
-
-    With nothing but disk reads to go by, a phase change shows as reads
-    that no longer fit the curve: at this size, reads that moved by more
-    than PHASE_SHARE (the whole curve is of another workload: all go);
-    elsewhere, a point that would make the curve rise with size (reading
-    less with less memory, or more with more) is of another workload.
-    """
-    kept = []
-    for x in seen:
-        slack = max(mrc.READ_MB_S,
-                    PHASE_SHARE * max(x.disk_mb_s, disk_mb_s))
-        if abs(x.size_mb - size_mb) < params.granule_mb:
-            if abs(x.disk_mb_s - disk_mb_s) > slack:
-                return ()
-            kept.append(x)
-            continue
-        less_with_less = (x.size_mb < size_mb
-                          and x.disk_mb_s < disk_mb_s - slack)
-        more_with_more = (x.size_mb > size_mb
-                          and x.disk_mb_s > disk_mb_s + slack)
-        if not (less_with_less or more_with_more):
-            kept.append(x)
-    return tuple(kept)
 
 
 def _resized(guest, last_resize, params):

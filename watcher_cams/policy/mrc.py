@@ -43,6 +43,9 @@ NOISE_SHARE = 0.1
 # IDLE_MB_S (MiB/s) went idle.
 READ_MB_S = 0.1
 IDLE_MB_S = 0.001
+# Reads at a size measured before that moved by more than this share are
+# of another workload (see of_this_phase).
+PHASE_SHARE = 0.5
 
 
 @dataclasses.dataclass(frozen=True)
@@ -126,18 +129,47 @@ class Seen:
 
 
 def remembered(guest, params):
-    """The guest's measurements still trusted at its current sample."""
+    """The guest's measurements still trusted at its current sample.
+
+    Each for ``memory_s`` after it was taken or, later, last borne out
+    (:func:`confirmed_at`).
+    """
     state = guest.policy_state.get(STATE_KEY)
     entries = state.get('seen') if isinstance(state, dict) else None
     if not isinstance(entries, list) or guest.sample is None:
         return ()
     now = guest.sample.timestamp
+    confirmed = confirmed_at(guest)
     out = []
     for entry in entries[:MAX_SEEN]:
         seen = Seen.from_list(entry)
-        if seen is not None and 0 <= now - seen.timestamp <= params.memory_s:
+        if seen is None or seen.timestamp > now:
+            continue
+        at = seen.timestamp if confirmed is None else max(seen.timestamp,
+                                                          confirmed)
+        if now - at <= params.memory_s:
             out.append(seen)
     return tuple(out)
+
+
+def confirmed_at(guest):
+    """When a clean window last bore out all the guest's measurements.
+
+    None when never (or not recorded: a guest without a guest agent,
+    whose measurements are also the record of the sizes it was tried
+    at, and forgetting them is what lets it be tried again). Set by
+    cache_value for a window whose reads :func:`of_this_phase` found of
+    the same workload as every measurement kept: those stay remembered
+    while the workload does.
+    """
+    state = guest.policy_state.get(STATE_KEY)
+    try:
+        at = float(state['confirmed_at'])
+    except (KeyError, TypeError, ValueError):
+        return None
+    if not math.isfinite(at) or at > guest.sample.timestamp:
+        return None
+    return at
 
 
 def measured(guest, r, segments, seen, reads, params):
@@ -289,6 +321,33 @@ def cpu_idle(guest, seen, disk_mb_s, params):
     return not any(x.size_mb < guest.actual_mb - params.granule_mb / 2
                    and x.disk_mb_s >= READ_MB_S and x.cpu_s is not None
                    and x.cpu_s <= params.idle_cpu_s for x in seen)
+
+
+def of_this_phase(seen, size_mb, disk_mb_s, params):
+    """The measurements that agree with reading ``disk_mb_s`` at ``size_mb``.
+
+    With nothing but disk reads to go by, a phase change shows as reads
+    that no longer fit the curve: at this size, reads that moved by more
+    than PHASE_SHARE (the whole curve is of another workload: all go);
+    elsewhere, a point that would make the curve rise with size (reading
+    less with less memory, or more with more) is of another workload.
+    """
+    kept = []
+    for x in seen:
+        slack = max(READ_MB_S,
+                    PHASE_SHARE * max(x.disk_mb_s, disk_mb_s))
+        if abs(x.size_mb - size_mb) < params.granule_mb:
+            if abs(x.disk_mb_s - disk_mb_s) > slack:
+                return ()
+            kept.append(x)
+            continue
+        less_with_less = (x.size_mb < size_mb
+                          and x.disk_mb_s < disk_mb_s - slack)
+        more_with_more = (x.size_mb > size_mb
+                          and x.disk_mb_s > disk_mb_s + slack)
+        if not (less_with_less or more_with_more):
+            kept.append(x)
+    return tuple(kept)
 
 
 def with_seen(seen, new, window_s, params):

@@ -204,7 +204,8 @@ def _tie_allowed(taker, donor, amounts_mb, params):
     """
     threshold = params.min_value / 1024.0
     if taker is None or donor is None or taker.resized < 0 or (
-            donor.resized > 0 or donor.first_pass):
+            donor.resized > 0 or donor.first_pass
+            or _cliff_unplaced(donor)):
         return False
     if donor.quiet and taker.free_mb >= params.granule_mb:
         # An idle guest's memory is kept for its return, unless a taker
@@ -269,8 +270,7 @@ def _probe(host, cfg, params, curves):
     # Not from a cache still filling: its value is not measured yet.
     down = {u: 0 if curves[u].filling else room
             for u, room in _donor_rooms(host, cfg, curves).items()}
-    donor, loss, _ = _cheapest_donor(curves, dict.fromkeys(curves, 0), down,
-                                     amount, taker, probing=True)
+    donor, amount, loss = _probe_donor(curves, down, taker, amount, params)
     if donor is None or bound - loss * (1 + params.value_band) <= threshold:
         return None
     # What it costs, at most: the donor's reads the amount may add (for a
@@ -283,6 +283,26 @@ def _probe(host, cfg, params, curves):
     proposals = {taker: (host.guest(taker).actual_mb + amount, why),
                  donor: (host.guest(donor).actual_mb - amount, why)}
     return model.Plan(host.name, moves=guards.finalize(host, proposals, cfg))
+
+
+def _probe_donor(curves, down, taker, amount, params):
+    """(donor, MiB, its loss per MiB) for a probe of ``amount``, or Nones.
+
+    The cheapest guest that can give all of it or, where none can, as much
+    of it as one can (a step measured all the same).
+    """
+    no_moves = dict.fromkeys(curves, 0)
+    donor, loss, _ = _cheapest_donor(curves, no_moves, down, amount, taker,
+                                     probing=True)
+    if donor is not None:
+        return donor, amount, loss
+    g_mb = params.granule_mb
+    donor, _, room = _cheapest_donor(curves, no_moves, down, g_mb, taker,
+                                     probing=True)
+    if donor is None:
+        return None, 0, 0.0
+    amount = min(amount, room - room % g_mb)
+    return donor, amount, curves[donor].probe_loss_at(0, amount)
 
 
 def _probe_bound(curve, guest, cfg, params):
@@ -310,12 +330,24 @@ def _probe_bound(curve, guest, cfg, params):
         return host_only.explore_bound(curve, params)
     step = min(room, max(g_mb, guest.sample.file_lru_mb // 4))
     step -= step % g_mb
-    if (curve.refault_mb_s < (1 - mrc.NOISE_SHARE) * curve.disk_mb_s
-            or curve.activate_mb_s > mrc.NOISE_SHARE * curve.refault_mb_s
-            or curve.disk_mb_s <= 0
-            or any(x.size_mb > curve.size_mb for x in curve.seen)):
+    if not _cliff_unplaced(curve):
         return None
     return curve.refault_mb_s / step, step
+
+
+def _cliff_unplaced(curve):
+    """Whether the guest's reuse lies beyond its cache, nobody knows where.
+
+    Its reads are all refaults beyond its active list (none activated),
+    and no larger size was measured: a scan larger than its cache, whose
+    cliff lies within the shadow entries' reach. The refault model spreads
+    that over all the reach (next to nothing per MiB), but the memory it
+    has is what the cliff is measured from: it is no donor for a tie.
+    """
+    return not (curve.refault_mb_s < (1 - mrc.NOISE_SHARE) * curve.disk_mb_s
+                or curve.activate_mb_s > mrc.NOISE_SHARE * curve.refault_mb_s
+                or curve.disk_mb_s <= 0
+                or any(x.size_mb > curve.size_mb for x in curve.seen))
 
 
 def _remember(host, curves):
@@ -328,6 +360,8 @@ def _remember(host, curves):
             state['last_resize'] = list(c.last_resize)
         if c.idle_since is not None:
             state['idle_since'] = c.idle_since
+        if c.confirmed_at is not None:
+            state['confirmed_at'] = c.confirmed_at
         states[uuid] = {STATE_KEY: state}
     return states
 

@@ -88,7 +88,10 @@ class CacheAwareBalloon(base.MemoryStrategy):
                              'default': utility.UtilityParams.memory_s,
                              'description': 'utility mode: seconds a '
                                             'guest\'s measured value at a '
-                                            'size is remembered.'},
+                                            'size is remembered after it '
+                                            'was taken or last borne out '
+                                            'by the same workload\'s '
+                                            'reads.'},
                 'settle_s': {'type': 'number', 'minimum': 0,
                              'default': utility.UtilityParams.settle_s,
                              'description': 'utility mode: seconds after a '

@@ -203,6 +203,30 @@ class TestUtilityPlan(testtools.TestCase):
         self.assertTrue(utility.plan(factory.host([rereads, stream]),
                                      CFG).moves)
 
+    def test_a_scan_larger_than_its_cache_keeps_its_memory_in_a_tie(self):
+        # Every read a refault, none activated, never measured larger: its
+        # reuse lies beyond its cache, within the shadow entries' reach.
+        # The refault model spreads that thin, paper mode sees a cache
+        # nothing re-reads; but shrinking it moves the cliff further off.
+        rereads = factory.guest(1, active_mb=1500, inactive_mb=292,
+                                read_mb_s=1.0,
+                                refault_s=factory.pages_s(0.05),
+                                activate_s=factory.pages_s(0.04))
+        scan = factory.guest(2, max_mb=2048, active_mb=100,
+                             inactive_mb=1692, read_mb_s=2.0,
+                             refault_s=factory.pages_s(2.0),
+                             read_since_boot_mb=20000)
+        self.assertEqual([], utility.plan(factory.host([rereads, scan]),
+                                          CFG).moves)
+        self.assertTrue(utility._cliff_unplaced(
+            utility.value_curve(scan, CFG)))
+        # Measured larger, its curve places the cliff (see
+        # test_a_flat_step_before_refaulting_reads_is_a_cliff).
+        placed = remembering(scan, (2560, 0.0, 64,
+                                    scan.sample.timestamp - 300, 2.0, 3))
+        self.assertFalse(utility._cliff_unplaced(
+            utility.value_curve(placed, CFG)))
+
     def test_an_idle_guest_with_free_memory_breaks_no_tie(self):
         # Its empty cache says nothing about what it will need when it
         # starts reading again.
@@ -364,8 +388,12 @@ class TestMeasurementMemory(testtools.TestCase):
                                    activate_s=factory.pages_s(0.1))
         self.now = self.donor.sample.timestamp
 
-    def seen(self, size, per_gib, length, age=60, disk=0.0, count=3):
-        """A stored measurement, as the policy state holds it."""
+    def seen(self, size, per_gib, length, age=60, disk=0.5, count=3):
+        """A stored measurement, as the policy state holds it.
+
+        By default it read what the donor reads now (0.5 MiB/s): of the
+        same workload (mrc.of_this_phase).
+        """
         return (size, per_gib, length, self.now - age, disk, count)
 
     def deltas(self, donor, taker=None):
@@ -537,7 +565,7 @@ class TestMeasurementMemory(testtools.TestCase):
         [latest, other] = plan.policy_state[donor.uuid][
             utility.STATE_KEY]['seen']
         self.assertEqual([2048, round(mean, 4), 896.0, self.now,
-                          0.125, 4], latest)
+                          0.5, 4], latest)
         self.assertEqual([1536, 2.0, 700.0, self.now - 600, 1.2, 1], other)
         # The mean weighs at most MAX_COUNT measurements.
         many = remembering(self.donor, self.seen(2048, 1.0, 896, count=500))
@@ -563,7 +591,7 @@ class TestMeasurementMemory(testtools.TestCase):
         [kept] = utility.plan(factory.host([self.taker, same]), CFG
                               ).policy_state[same.uuid][
             utility.STATE_KEY]['seen']
-        self.assertEqual([2048, 1.0, 896.0, self.now, 0.0, 2], kept)
+        self.assertEqual([2048, 1.0, 896.0, self.now, 0.5, 2], kept)
 
     def test_disk_reads_measured_just_above_are_noise(self):
         # 64 MiB above: a 0.5 MiB/s difference over so little memory is
@@ -591,6 +619,124 @@ class TestMeasurementMemory(testtools.TestCase):
         seen = plan.policy_state[self.donor.uuid][utility.STATE_KEY]['seen']
         self.assertEqual(mrc.MAX_SEEN, len(seen))
         self.assertEqual(2048, seen[0][0])
+
+
+class TestMeasuredSmaller(testtools.TestCase):
+    """Reads the host measured at a smaller size price what lies between."""
+
+    def setUp(self):
+        super().setUp()
+        # Its data fits: no refaults, nearly all its cache active, and its
+        # CPUs busy reading it (not idle).
+        self.fits = TestWentIdle.running(
+            factory.guest(2, active_mb=1536, inactive_mb=256), 0.5)
+        self.now = self.fits.sample.timestamp
+        # At 1536 MiB it read 1 MiB/s from disk: 2 MiB/s per GiB between.
+        self.smaller = (1536, 0.0, 64, self.now - 300, 1.0, 3)
+
+    def test_a_cache_that_fits_gives_down_to_where_it_was_measured(self):
+        # Unmeasured, the active list is kept (a knee no refault priced).
+        self.assertEqual(2048 - 256 - 1536 - 128, utility.value_curve(
+            self.fits, CFG).donate_mb)
+        measured = utility.value_curve(
+            remembering(self.fits, self.smaller), CFG)
+        self.assertEqual(512, measured.donate_mb)
+        self.assertAlmostEqual(2.0, measured.loss_at(0, 64) * 1024)
+        self.assertAlmostEqual(2.0, measured.loss_at(448, 64) * 1024)
+
+    def test_only_a_taker_worth_more_gets_it(self):
+        def deltas(taker_mb_s):
+            taker = factory.guest(
+                1, read_mb_s=taker_mb_s,
+                refault_s=factory.pages_s(taker_mb_s),
+                activate_s=factory.pages_s(0.75 * taker_mb_s))
+            plan = utility.plan(factory.host(
+                [taker, remembering(self.fits, self.smaller)]), CFG)
+            return {m.instance: (m.delta_mb, m.reason) for m in plan.moves}
+        # 1.7 MiB/s per GiB: less than the 2 the host measured.
+        self.assertEqual({}, deltas(2.0))
+        # 6.9: all of it, priced by the host's reads.
+        moves = deltas(8.0)
+        self.assertEqual(-512, moves[self.fits.uuid][0])
+        self.assertIn('(host-measured)', moves[self.fits.uuid][1])
+
+    def test_a_filling_cache_gives_its_free_memory_for_nothing(self):
+        filling = TestWentIdle.running(
+            factory.guest(2, active_mb=500, inactive_mb=500), 0.5)
+        filling = dataclasses.replace(filling, host_io=dataclasses.replace(
+            filling.host_io, read_mb_s=0.1))
+        curve = utility.value_curve(remembering(filling, self.smaller), CFG)
+        self.assertTrue(curve.filling)
+        self.assertEqual(512, curve.donate_mb)
+        self.assertEqual(0.0, curve.loss_at(0, 64))
+        # Beyond its free memory: (1.0 - 0.1) MiB/s over 512 MiB.
+        self.assertAlmostEqual(1.8, curve.loss_at(curve.free_mb, 64) * 1024)
+
+    def test_not_what_an_idle_guest_read_before(self):
+        # It reads nothing from its cache either: it went idle, and what it
+        # read at 1536 MiB was of a workload that stopped.
+        idle = TestWentIdle.running(self.fits, 0.005)
+        curve = utility.value_curve(remembering(idle, self.smaller), CFG)
+        self.assertTrue(curve.quiet)
+        self.assertFalse(curve.priced_below)
+        self.assertEqual(0.0, curve.loss_at(0, 64))
+
+    def test_a_change_of_reads_at_this_size_forgets_the_rest(self):
+        # At 2048 MiB it read 2 MiB/s, now 0.5: another workload, and
+        # what was measured elsewhere was of the old one.
+        donor = factory.guest(2, read_mb_s=0.5,
+                              refault_s=factory.pages_s(0.3),
+                              activate_s=factory.pages_s(0.1))
+        old = remembering(donor, (2048, 1.0, 896, self.now - 60, 2.0, 3),
+                          (1536, 2.0, 700, self.now - 600, 3.0, 3))
+        seen = utility.value_curve(old, CFG).seen
+        self.assertEqual([(2048, 0.5)],
+                         [(x.size_mb, x.disk_mb_s) for x in seen])
+        # The same reads: all kept.
+        same = remembering(donor, (2048, 1.0, 896, self.now - 60, 0.5, 3),
+                           (1536, 2.0, 700, self.now - 600, 3.0, 3))
+        self.assertEqual(2, len(utility.value_curve(same, CFG).seen))
+
+
+class TestMeasurementsBorneOut(testtools.TestCase):
+    """Measurements a clean window bears out outlive ``memory_s``."""
+
+    def setUp(self):
+        super().setUp()
+        self.guest = TestWentIdle.running(
+            factory.guest(2, active_mb=1536, inactive_mb=256), 0.5)
+        self.now = self.guest.sample.timestamp
+        self.params = utility.UtilityParams()
+        # Taken longer than memory_s ago.
+        self.old = (1536, 0.0, 64, self.now - self.params.memory_s - 60,
+                    1.0, 3)
+
+    def remembered(self, **state):
+        guest = dataclasses.replace(self.guest, policy_state={
+            utility.STATE_KEY: dict(state, seen=[list(self.old)])})
+        return mrc.remembered(guest, self.params)
+
+    def test_kept_while_borne_out(self):
+        self.assertEqual((), self.remembered())
+        self.assertEqual(1, len(self.remembered(confirmed_at=self.now - 60)))
+        self.assertEqual((), self.remembered(
+            confirmed_at=self.now - self.params.memory_s - 1))
+        for junk in ('x', float('nan'), float('inf'), self.now + 60, None):
+            self.assertEqual((), self.remembered(confirmed_at=junk), junk)
+
+    def test_a_clean_window_bears_them_out(self):
+        guest = dataclasses.replace(self.guest, policy_state={
+            utility.STATE_KEY: {'seen': [list(self.old)],
+                                'confirmed_at': self.now - 60}})
+        plan = utility.plan(factory.host([guest]), CFG)
+        state = plan.policy_state[guest.uuid][utility.STATE_KEY]
+        self.assertEqual(self.now, state['confirmed_at'])
+        self.assertEqual([1536, 2048], sorted(x[0] for x in state['seen']))
+        # A window just after a resize bears out nothing.
+        resized = shrunk_by(guest, 256)
+        state = utility.plan(factory.host([resized]), CFG).policy_state[
+            guest.uuid][utility.STATE_KEY]
+        self.assertEqual(self.now - 60, state['confirmed_at'])
 
 
 class TestProbe(testtools.TestCase):
@@ -652,6 +798,24 @@ class TestProbe(testtools.TestCase):
                              activate_s=factory.pages_s(1.0))
         self.assertFalse(any('probe' in m.reason
                              for m in self.plan(some).moves))
+
+    def test_a_probe_takes_what_a_donor_can_give(self):
+        # The step is a quarter of the scan's cache (448 MiB); the only
+        # donor keeps its active list and may give 164 MiB: the probe
+        # takes those granules and measures them all the same.
+        scan = factory.guest(2, active_mb=100, inactive_mb=1692,
+                             read_mb_s=2.0, refault_s=factory.pages_s(2.0),
+                             read_since_boot_mb=20000)
+        donor = factory.guest(1, max_mb=2048, active_mb=1500,
+                              inactive_mb=292, read_mb_s=1.5,
+                              refault_s=factory.pages_s(1.5),
+                              activate_s=factory.pages_s(1.4))
+        self.assertEqual(164, utility.value_curve(donor, CFG).donate_mb)
+        moves = {m.instance: m for m in utility.plan(
+            factory.host([donor, scan]), CFG).moves}
+        self.assertEqual(128, moves[scan.uuid].delta_mb)
+        self.assertEqual(-128, moves[donor.uuid].delta_mb)
+        self.assertIn('utility (probe)', moves[scan.uuid].reason)
 
     def test_reads_that_did_not_fall_are_not_probed(self):
         self.assertEqual([], self.plan(self.measured(2.0)).moves)
@@ -820,18 +984,23 @@ class TestWentIdle(testtools.TestCase):
 
     def test_not_a_slow_reader_that_read_from_disk_when_smaller(self):
         fits = factory.guest(2, active_mb=1536, inactive_mb=256)
-        kept = 2048 - 256 - 1536 - 128
         # At 1536 MiB, running as little CPU, it read 1 MiB/s from disk: a
         # reader too slow for its CPU time to show, whose data fits here.
-        slow = self.running(remembering(
-            fits, (1536, 0.5, 512, self.now - 300, 1.0, 3, 0.004)), 0.005)
-        self.assertEqual(kept, utility.value_curve(slow, CFG).donate_mb)
+        slow = utility.value_curve(self.running(remembering(
+            fits, (1536, 0.5, 512, self.now - 300, 1.0, 3, 0.004)), 0.005),
+            CFG)
+        self.assertFalse(slow.quiet)
+        # What it gives is priced by those reads (1 MiB/s over 512 MiB),
+        # not by the idle step.
+        self.assertAlmostEqual(2.0, slow.loss_at(0, 64) * 1024)
         # Busy then, or idle and reading nothing: no such evidence.
         for then in ((1536, 0.5, 512, self.now - 300, 1.0, 3, 0.3),
                      (1536, 0.5, 512, self.now - 300, 0.0, 3, 0.004),
                      (1536, 0.5, 512, self.now - 300, 1.0, 3)):
-            self.assertEqual(448, utility.value_curve(self.running(
-                remembering(fits, then), 0.005), CFG).donate_mb, then)
+            curve = utility.value_curve(self.running(
+                remembering(fits, then), 0.005), CFG)
+            self.assertTrue(curve.quiet, then)
+            self.assertGreaterEqual(curve.donate_mb, 448, then)
 
     def test_idle_lasts_while_it_reads_nothing(self):
         idle = dataclasses.replace(self.quiet, policy_state={

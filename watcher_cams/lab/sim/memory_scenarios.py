@@ -198,7 +198,7 @@ def real_lab_spec(hot_prob, data_mb=3072, reads_per_s=100, block_kb=64,
 ALLOCATOR_SCALE = ('1 MiB blocks, audit every 60 s, shadow entries for 4 '
                    'cache sizes; 2 h, measured after 20 min')
 ALLOCATOR_POINTS = ('phase-change', 'big-hot-set', 'mixed-12', 'shifting-4',
-                    'two-hot-sets')
+                    'two-hot-sets', 'long-scan')
 
 
 def _allocator_host(name, ram_mb, guests):
@@ -286,10 +286,20 @@ def _two_hot_sets():
             _reader('hot_cold', 12000, 6.0, hot_share=0.7), used_mb=300)])
 
 
+def _long_scan():
+    # A scan that fits only in twice its cache, beyond one probe's step,
+    # beside a reader over far more data and a hot/cold reader.
+    return _allocator_host('long-scan', 4608, [
+        _vm('scan', 1536, 4096, _reader('scan', 3000, 6.0)),
+        _vm('far', 1536, 4096, _reader('uniform', 65536, 6.0)),
+        _vm('hot', 1536, 4096,
+            _reader('hot_cold', 2048, 4.0, hot_share=0.9))])
+
+
 ALLOCATOR_BUILDERS = {
     'phase-change': _phase_change, 'big-hot-set': _big_hot_set,
     'mixed-12': _mixed_12, 'shifting-4': _shifting_4,
-    'two-hot-sets': _two_hot_sets}
+    'two-hot-sets': _two_hot_sets, 'long-scan': _long_scan}
 
 
 def allocator_spec(point):
