@@ -338,7 +338,9 @@ def _donatable_mb(guest, cfg, params, fill, curve, free_mb):
     """What the guest may give: above its floor and its active set.
 
     ``fill``: (MiB its reads will fill soon, whether the cache is
-    filling, whether mrc.cpu_idle() calls it idle). The active list is
+    filling, whether mrc.cpu_idle() calls it idle); ``curve``: (its
+    refault segments, MiB :func:`_measured_down_to` releases). The
+    active list is
     kept when it is the knee of the curve (see
     :func:`_active_list_is_a_knee`). While the cache fills, nothing was
     evicted, so the refault counters say nothing about what the cache is
@@ -373,9 +375,11 @@ def _measured_down_to(guest, cfg, curve, params):
     the memory in between (ValueCurve.measured_loss).
     """
     seen, disk = curve
+    if disk is None:
+        return 0
     below = [x.size_mb for x in seen
              if x.size_mb < guest.actual_mb - params.granule_mb / 2
-             and disk is not None and x.disk_mb_s > disk]
+             and x.disk_mb_s > disk]
     if not below:
         return 0
     return guest.actual_mb - max(kept_mb(guest, cfg), max(below))
