@@ -201,10 +201,13 @@ def start_actions(actions):
     """An actuator audit with ``actions``, its plan started: the plan.
 
     The actuator strategy keeps the given order: one cams_balloon after
-    the other (the shipped parallelization is 1).
+    the other (the shipped parallelization is 1). The audit is forced:
+    Watcher cancels a one-shot audit created while any action plan is
+    ONGOING, and a test's continuous audit may be applying one (seen in
+    CI after the RabbitMQ restart, whose lost RPC kept a plan ONGOING).
     """
     audit = openstack('optimize', 'audit', 'create', '-g', 'unclassified',
-                      '-s', 'actuator', '-p',
+                      '-s', 'actuator', '--force', '-p',
                       'actions=%s' % json.dumps(actions))['UUID']
     state = wait_for('audit', lambda: finished('audit', audit))
     if state != 'SUCCEEDED':
