@@ -45,6 +45,11 @@ class ValueCurve:
     idle_since: float = None
     # When a clean window last bore out its measurements (mrc.confirmed_at).
     confirmed_at: float = None
+    # While idle: the measurements of the workload that stopped, kept in
+    # the policy state (not priced) for when it comes back; once back,
+    # when that idle spell began (mrc.resumed_from).
+    dormant: tuple = ()
+    resumed_from: float = None
     # Some of what it may give is priced by a measurement at a smaller
     # size alone (see _measured_down_to).
     priced_below: bool = False
@@ -127,9 +132,12 @@ class ValueCurve:
                 if x.size_mb >= bottom - mrc.EMPIRICAL_REACH_MB]
         # Else, for memory only a measurement prices (see
         # _measured_down_to), the nearest: its mean slope, on a concave
-        # curve no less than what the memory nearest this size saves.
+        # curve no less than what the memory nearest this size saves. Its
+        # free memory too where it was measured at this size: a cache
+        # refilling where it was (grown back there) will use it.
         if not near and self.priced_below and (
-                given_mb + amount_mb > self.free_mb):
+                given_mb + amount_mb > self.free_mb
+                or self.here is not None):
             near = [max(below, key=lambda x: x.size_mb)]
         return max([self.measured_slope(x, here) for x in near] or [0.0])
 
@@ -157,10 +165,13 @@ class ValueCurve:
 
     @property
     def here(self):
-        """The measurement at the current size, if there is one."""
-        if self.seen and self.seen[0].size_mb == self.size_mb:
-            return self.seen[0]
-        return None
+        """The measurement at the current size, if there is one.
+
+        The newest one, unless it grew or shrank back to a size measured
+        before (a guest back from idle to where it was).
+        """
+        return next((x for x in self.seen if x.size_mb == self.size_mb),
+                    None)
 
     @property
     def reads_here(self):
@@ -197,12 +208,16 @@ def value_curve(guest, cfg, params):
     resized = resized_in_window(guest, last_resize, params)
     seen = mrc.remembered(guest, params)
     idle = mrc.idle_since(guest, seen, disk, params)
+    dormant = ()
+    confirmed = mrc.confirmed_at(guest)
     if idle is not None:
         # What its cache holds is no longer read, and what was measured
         # was of its old workload: all but its used memory may go (one
-        # flat segment: no knee keeps its active list).
-        seen, segments, filling = (), ((params.min_segment_mb, 0.0),), False
-    confirmed = mrc.confirmed_at(guest)
+        # flat segment: no knee keeps its active list). Those measurements
+        # wait for its return: nothing it read since contradicts them.
+        dormant, seen = seen, ()
+        segments, filling = ((params.min_segment_mb, 0.0),), False
+        confirmed = guest.sample.timestamp
     if idle is None and not resized:
         seen = mrc.of_this_phase(seen, guest.actual_mb, disk, params)
         confirmed = guest.sample.timestamp
@@ -218,9 +233,10 @@ def value_curve(guest, cfg, params):
     donate = _donatable_mb(guest, cfg, params, (fill_mb, filling, quiet),
                            (segments, released), free_mb)
     measured_mb = 0.0
+    resumed = mrc.resumed_from(guest, idle, seen)
     if idle is None and not filling and not resized:
-        seen, segments, measured_mb = mrc.measured(
-            guest, r, segments, seen, (disk, refault), params)
+        seen, segments, measured_mb = mrc.measured_since(
+            guest, r, segments, seen, (disk, refault), params, resumed)
     return ValueCurve(
         segments=segments,
         loss_density=max(segments[0][1], inactive_hits),
@@ -229,7 +245,9 @@ def value_curve(guest, cfg, params):
         fill_density=(_fill_density(guest, r, params) if filling
                       else None),
         last_resize=last_resize,
-        idle_since=idle, confirmed_at=confirmed, priced_below=released > 0,
+        idle_since=idle, confirmed_at=confirmed, dormant=dormant,
+        resumed_from=resumed,
+        priced_below=released > 0,
         capacity_mb=guest.actual_mb - guest.sample.used_mb,
         disk_mb_s=disk, window_s=r.interval_s, refault_mb_s=refault,
         activate_mb_s=activate, first_pass=first_pass(guest.sample, r),

@@ -162,14 +162,37 @@ def confirmed_at(guest):
     the same workload as every measurement kept: those stay remembered
     while the workload does.
     """
+    return _state_time(guest, 'confirmed_at')
+
+
+def _state_time(guest, key):
+    """A time the policy state recorded, if sane (not later than now)."""
     state = guest.policy_state.get(STATE_KEY)
     try:
-        at = float(state['confirmed_at'])
+        at = float(state[key])
     except (KeyError, TypeError, ValueError):
         return None
     if not math.isfinite(at) or at > guest.sample.timestamp:
         return None
     return at
+
+
+def resumed_from(guest, idle, seen):
+    """When the idle spell the guest came back from began, or None.
+
+    ``idle``: :func:`idle_since` now (None: it reads again); ``seen``: its
+    measurements. None too once none of them predates the spell: what was
+    measured before it is of the workload that stopped, the same one back
+    or another (see :func:`measured_since`).
+    """
+    if idle is not None:
+        return None
+    since = _state_time(guest, 'resumed_from')
+    if since is None:
+        since = _state_time(guest, 'idle_since')
+    if since is None or all(x.timestamp > since for x in seen):
+        return None
+    return since
 
 
 def measured(guest, r, segments, seen, reads, params):
@@ -191,6 +214,57 @@ def measured(guest, r, segments, seen, reads, params):
         (rest, min(slope, mean)) for rest, slope in segments[1:])
     seen, segments = _capped_by_step_below(guest, segments, seen)
     return (seen,) + _priced_by_disk_reads(guest, segments, seen, refault)
+
+
+def measured_since(guest, r, segments, seen, reads, params, resumed):
+    """:func:`measured`, for a guest back from an idle spell.
+
+    ``resumed``: when the spell began (None: it never was idle, or nothing
+    measured before it is left). Measurements from before the spell speed
+    the return of the workload that stopped; they never slow another: the
+    curve is the higher of the two, with them and without them. (With them
+    alone, a new workload whose reads fall steeply over its first MiB
+    would be priced by the chord to a size where the old one read more.)
+    """
+    both = measured(guest, r, segments, seen, reads, params)
+    older = [x for x in seen if resumed is not None
+             and x.timestamp <= resumed]
+    if not older:
+        return both
+    fresh = measured(guest, r, segments,
+                     tuple(x for x in seen if x not in older), reads, params)
+    higher = _upper_envelope(both[1], fresh[1])
+    priced = both if higher[0][1] <= both[1][0][1] else fresh
+    return both[0], higher, priced[2]
+
+
+def _upper_envelope(first, second):
+    """Segments ((length_mb, density), ...) of the higher of two curves."""
+    cuts = sorted({0.0} | set(_ends(first)) | set(_ends(second)))
+    out = []
+    for start, end in zip(cuts, cuts[1:]):
+        density = max(_density_at(first, start), _density_at(second, start))
+        if out and out[-1][1] == density:
+            out[-1] = (out[-1][0] + end - start, density)
+        else:
+            out.append((end - start, density))
+    return tuple(out)
+
+
+def _ends(segments):
+    end = 0.0
+    for length, _ in segments:
+        end += length
+        yield end
+
+
+def _density_at(segments, offset_mb):
+    start = 0.0
+    for length, density in segments:
+        if offset_mb < start + length:
+            return density
+        start += length
+    return 0.0
 
 
 def _capped_by_step_below(guest, segments, seen):
@@ -284,12 +358,8 @@ def idle_since(guest, seen, disk_mb_s, params):
     """
     if disk_mb_s > IDLE_MB_S:
         return None
-    state = guest.policy_state.get(STATE_KEY)
-    try:
-        since = float(state['idle_since'])
-    except (KeyError, TypeError, ValueError):
-        since = None
-    if since is not None and math.isfinite(since):
+    since = _state_time(guest, 'idle_since')
+    if since is not None:
         return since
     here = [x for x in seen
             if abs(x.size_mb - guest.actual_mb) < params.granule_mb]

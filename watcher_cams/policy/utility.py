@@ -354,7 +354,8 @@ def _remember(host, curves):
     """Policy state: measurements (this cycle's too), size, last resize."""
     states = {}
     for uuid, c in curves.items():
-        state = {'seen': [s.to_list() for s in c.seen], 'size_mb': c.size_mb,
+        seen = c.seen or c.dormant
+        state = {'seen': [s.to_list() for s in seen], 'size_mb': c.size_mb,
                  'at': host.guest(uuid).sample.timestamp}
         if c.last_resize is not None:
             state['last_resize'] = list(c.last_resize)
@@ -362,6 +363,8 @@ def _remember(host, curves):
             state['idle_since'] = c.idle_since
         if c.confirmed_at is not None:
             state['confirmed_at'] = c.confirmed_at
+        if c.resumed_from is not None:
+            state['resumed_from'] = c.resumed_from
         states[uuid] = {STATE_KEY: state}
     return states
 

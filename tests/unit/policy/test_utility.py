@@ -924,7 +924,11 @@ class TestWentIdle(testtools.TestCase):
         self.assertIn('(host-measured)', plan.moves[0].reason)
         state = plan.policy_state[was_busy.uuid][utility.STATE_KEY]
         self.assertEqual(self.now, state['idle_since'])
-        self.assertEqual([], state['seen'])
+        # Its measurement prices nothing now but waits for its return,
+        # borne out while it reads nothing (TestBackFromIdle).
+        self.assertEqual((), utility.value_curve(was_busy, CFG).seen)
+        self.assertEqual([2048], [x[0] for x in state['seen']])
+        self.assertEqual(self.now, state['confirmed_at'])
 
     def test_a_guest_whose_data_fits_keeps_its_active_list(self):
         # It never read at this size once full: its data may fit.
@@ -1015,6 +1019,95 @@ class TestWentIdle(testtools.TestCase):
             corrupt = dataclasses.replace(self.quiet, policy_state={
                 utility.STATE_KEY: {'idle_since': junk}})
             self.assertIsNone(utility.value_curve(corrupt, CFG).idle_since)
+
+
+class TestBackFromIdle(testtools.TestCase):
+    """Measurements from before an idle spell: for its return only."""
+
+    def setUp(self):
+        super().setUp()
+        self.now = factory.guest(1).sample.timestamp
+        # Before its 40 idle minutes it read 0.5 MiB/s at 1536 MiB; each
+        # idle cycle bore that out, the last one a minute ago.
+        self.before = (1536, 0.0, 64, self.now - 3000, 0.5, 3)
+        self.state = {'seen': [list(self.before)],
+                      'idle_since': self.now - 2400,
+                      'confirmed_at': self.now - 60}
+
+    def back(self, state, **counters):
+        """Shrunk to 512 MiB while idle, it reads 3.5 MiB/s again."""
+        guest = factory.guest(1, actual_mb=512, read_mb_s=3.5, **counters)
+        return dataclasses.replace(guest, policy_state={
+            utility.STATE_KEY: state})
+
+    def test_the_same_workload_back_gets_what_it_read_less_with(self):
+        # Its counters see little beyond its active list...
+        counters = dict(refault_s=factory.pages_s(1.5),
+                        activate_s=factory.pages_s(0.3))
+        fresh = utility.value_curve(self.back({}, **counters), CFG)
+        self.assertLess(fresh.gain(1024), 1.0)
+        # ...but 1024 MiB more saved it 3 MiB/s before: that prices them.
+        curve = utility.value_curve(self.back(self.state, **counters), CFG)
+        self.assertAlmostEqual(3.0, curve.gain(1024), places=1)
+        self.assertEqual(self.now - 2400, curve.resumed_from)
+        self.assertEqual([512, 1536], [x.size_mb for x in curve.seen])
+
+    def test_another_workload_is_not_slowed_by_them(self):
+        # A small hot set: its counters value its first MiB far above the
+        # chord to the old workload's size (3 MiB/s over 1 GiB).
+        counters = dict(refault_s=factory.pages_s(3.0),
+                        activate_s=factory.pages_s(2.9))
+        fresh = utility.value_curve(self.back({}, **counters), CFG)
+        curve = utility.value_curve(self.back(self.state, **counters), CFG)
+        self.assertGreater(fresh.density_at(0)[0], 3.0 / 1024)
+        self.assertEqual(fresh.density_at(0), curve.density_at(0))
+        self.assertGreaterEqual(curve.gain(1024), fresh.gain(1024))
+
+    def test_remembered_until_nothing_from_before_is_left(self):
+        guest = self.back(self.state, refault_s=factory.pages_s(1.5),
+                          activate_s=factory.pages_s(0.3))
+        state = utility.plan(factory.host([guest]), CFG).policy_state[
+            guest.uuid][utility.STATE_KEY]
+        self.assertEqual(self.now - 2400, state['resumed_from'])
+        self.assertNotIn('idle_since', state)
+        newer = dict(state, seen=[x for x in state['seen']
+                                  if x[3] > self.now - 2400])
+        later = self.back(newer, refault_s=factory.pages_s(1.5))
+        state = utility.plan(factory.host([later]), CFG).policy_state[
+            guest.uuid][utility.STATE_KEY]
+        self.assertNotIn('resumed_from', state)
+
+    def test_back_at_its_old_size_the_measurement_there_prices_it(self):
+        # Grown back to 1728 MiB, where it read 2.07 MiB/s before its idle
+        # spell, from 896 MiB, where it read 3.87; its cache still fills
+        # (reads 3 MiB/s now) and its counters see its inactive hits.
+        filling = factory.guest(1, actual_mb=1728, active_mb=400,
+                                inactive_mb=400, read_mb_s=3.0,
+                                refault_s=factory.pages_s(1.0),
+                                activate_s=factory.pages_s(0.3))
+        below = [896, 0.0, 64, self.now - 300, 3.87, 3]
+        before = [1728, 0.0, 64, self.now - 3000, 2.07, 3]
+
+        def curve(*seen):
+            return utility.value_curve(dataclasses.replace(
+                filling, policy_state={utility.STATE_KEY: {
+                    'seen': list(seen), 'resumed_from': self.now - 2400,
+                    'confirmed_at': self.now - 60}}), CFG)
+
+        back = curve(below, before)
+        self.assertTrue(back.filling)
+        self.assertEqual(1728, back.here.size_mb)
+        # Its free memory is worth the chord between the two: 2.2 MiB/s
+        # per GiB, not what the filling cache's counters say.
+        self.assertAlmostEqual(2.2, back.loss_at(0, 64) * 1024, places=1)
+        self.assertLess(curve(below).loss_at(0, 64) * 1024, 1.5)
+
+    def test_upper_envelope(self):
+        self.assertEqual(((64, 3.0), (192, 1.0), (768, 0.5)),
+                         mrc._upper_envelope(((64, 3.0), (960, 0.5)),
+                                             ((256, 1.0),)))
+        self.assertEqual(((256, 1.0),),
+                         mrc._upper_envelope(((256, 1.0),), ()))
 
 
 class TestInactiveListHits(testtools.TestCase):
