@@ -55,6 +55,14 @@ class AuditedInstances(_Indicator):
     SCHEMA = {'type': 'integer', 'minimum': 0}
 
 
+class HostsWithoutReport(_Indicator):
+    NAME = 'hosts_without_report'
+    DESCRIPTION = ('Hosts in the audit scope left out because their agent '
+                   'did not answer within the report timeout, or answered '
+                   'with an error.')
+    SCHEMA = {'type': 'integer', 'minimum': 0}
+
+
 class KsmReturned(_Indicator):
     NAME = 'ksm_memory_returned_mb'
     DESCRIPTION = 'Memory saved by KSM that the plan hands to instances.'
@@ -73,7 +81,8 @@ class SharingInLlc(_Indicator):
 class MemoryCacheEfficiencySpec(efficacy_base.EfficacySpecification):
     def get_indicators_specifications(self):
         return [MemoryMoved(), ReadsAvoided(), InstancesChanged(),
-                AuditedInstances(), KsmReturned(), LfuCandidates()]
+                AuditedInstances(), HostsWithoutReport(), KsmReturned(),
+                LfuCandidates()]
 
     def get_global_efficacy_indicator(self, indicators_map=None):
         m = indicators_map or {}
@@ -95,7 +104,8 @@ class MemoryCacheEfficiencySpec(efficacy_base.EfficacySpecification):
 
 class CpuCacheAffinitySpec(efficacy_base.EfficacySpecification):
     def get_indicators_specifications(self):
-        return [InstancesChanged(), AuditedInstances(), SharingInLlc()]
+        return [InstancesChanged(), AuditedInstances(),
+                HostsWithoutReport(), SharingInLlc()]
 
     def get_global_efficacy_indicator(self, indicators_map=None):
         m = indicators_map or {}

@@ -9,6 +9,11 @@ The exchange and the API version history are in
 :mod:`watcher_cams.rpc_common`.
 """
 
+from concurrent import futures
+import os
+import threading
+import time
+
 from oslo_config import cfg
 from oslo_log import log
 import oslo_messaging as messaging
@@ -22,6 +27,8 @@ CONF = cams_conf.CONF
 
 
 REMOTE_SUFFIX = '_Remote'
+# Seconds an RPC call needs at least to be worth making.
+MIN_CALL_S = 0.5
 
 
 class AgentUnreachable(Exception):
@@ -42,8 +49,77 @@ class AgentError(Exception):
                          % (host, method, exc_type, detail))
 
 
+_SHARED = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_agent():
+    """The process's one AgentAPI client, made on first use.
+
+    A client holds an AMQP transport (its connections and threads) for
+    as long as it lives: one per strategy or action object leaked them
+    audit after audit. Per process id, so a forked worker makes its own.
+    """
+    pid = os.getpid()
+    with _SHARED_LOCK:
+        if pid not in _SHARED:
+            _SHARED.clear()
+            _SHARED[pid] = AgentAPI()
+        return _SHARED[pid]
+
+
+def get_reports(agent, hosts, conf=None):
+    """{host: its report, or the AgentUnreachable/AgentError raised}.
+
+    ``agent``: an AgentAPI, or a stand-in with its get_report. See
+    :func:`each_host`: a dead or slow agent costs the audit one
+    ``report_timeout`` at most, however many there are.
+    """
+    return each_host(hosts, agent.get_report, conf)
+
+
+def save_policy_states(agent, states, conf=None):
+    """{host: None, or the error} for {host: {uuid: {key: state}}}.
+
+    Saved as :func:`get_reports` asks: all hosts at once, not one round
+    trip after the other.
+    """
+    def save(host, timeout):
+        agent.save_policy_state(host, states[host], timeout=timeout)
+
+    return each_host(sorted(states), save, conf)
+
+
+def each_host(hosts, call, conf=None):
+    """{host: call(host, timeout=seconds left), or the agent's error}.
+
+    ``report_concurrency`` calls at a time, all within one
+    ``report_timeout``; a host whose turn comes after that deadline is
+    AgentUnreachable unasked.
+    """
+    opts = (conf or CONF).watcher_cams_agent
+    deadline = time.monotonic() + opts.report_timeout
+
+    def one(host):
+        left = deadline - time.monotonic()
+        if left < MIN_CALL_S:
+            return AgentUnreachable(host, "the audit's report_timeout "
+                                    'passed before it was asked')
+        try:
+            return call(host, timeout=left)
+        except (AgentUnreachable, AgentError) as exc:
+            return exc
+
+    if not hosts:
+        return {}
+    workers = min(opts.report_concurrency, len(hosts))
+    with futures.ThreadPoolExecutor(max_workers=workers,
+                                    thread_name_prefix='cams-agent') as pool:
+        return dict(zip(hosts, pool.map(one, hosts)))
+
+
 class UsesAgent:
-    """Mixin: an ``agent`` client made on first use; tests may set another.
+    """Mixin: an ``agent`` client (the shared one); tests may set another.
 
     Strategies and actions are built by Watcher's loaders, which take no
     client, so the client cannot be a constructor argument.
@@ -54,7 +130,7 @@ class UsesAgent:
     @property
     def agent(self):
         if self._agent is None:
-            self._agent = AgentAPI()
+            self._agent = shared_agent()
         return self._agent
 
     @agent.setter
@@ -116,10 +192,10 @@ class AgentAPI:
             raise AgentError(host, method, name,
                              str(exc).split('\n')[0]) from exc
 
-    def get_report(self, host):
+    def get_report(self, host, timeout=None):
         """Everything the agent collected: see watcher_cams.policy.report."""
-        return self._call(host, 'get_report',
-                          self._conf.watcher_cams_agent.report_timeout)
+        return self._call(host, 'get_report', timeout
+                          or self._conf.watcher_cams_agent.report_timeout)
 
     def get_overview(self, host, since=None):
         """The operators' view: see watcher_cams.agent.overview.
@@ -164,8 +240,8 @@ class AgentAPI:
         return self._call(host, 'get_state',
                           self._conf.watcher_cams_agent.report_timeout)
 
-    def save_policy_state(self, host, states):
+    def save_policy_state(self, host, states, timeout=None):
         """Persist per-instance policy state: {uuid: {key: state}}."""
-        return self._call(host, 'save_policy_state',
-                          self._conf.watcher_cams_agent.report_timeout,
+        return self._call(host, 'save_policy_state', timeout
+                          or self._conf.watcher_cams_agent.report_timeout,
                           states=states)

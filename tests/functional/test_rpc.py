@@ -5,9 +5,11 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid as uuidlib
 
+import fixtures
 import oslo_messaging as messaging
 from testtools import content
 import webob
@@ -176,6 +178,37 @@ class TestAgentOverRabbitMQ(base.AgentTestCase):
         self.assertEqual(504, code)
         self.assertIn('no-such-host did not answer',
                       body['error']['message'])
+
+    def test_absent_agents_cost_the_audit_one_timeout(self):
+        # Ten hosts without an agent beside the real one. One after the
+        # other they would cost ten timeouts (30 s); asked at once, one.
+        conf = cams_conf.CONF
+        conf.set_override('report_timeout', 3, 'watcher_cams_agent')
+        absent = ['absent-%d-%s' % (i, self.host) for i in range(10)]
+        started = time.monotonic()
+        reports = rpcapi.get_reports(self.client, absent + [self.host])
+        elapsed = time.monotonic() - started
+        self.assertEqual(self.host, reports[self.host]['host'])
+        for host in absent:
+            self.assertIsInstance(reports[host], rpcapi.AgentUnreachable)
+        self.assertLess(elapsed, 3 * 3, 'ten absent agents took %.1f s'
+                        % elapsed)
+
+    def test_one_client_whatever_the_users(self):
+        # Strategies and actions share the process's client: a hundred of
+        # them, each asking the real agent, open no connection or thread
+        # of their own.
+        cams_conf.CONF.set_override('transport_url', env.RABBIT_URL)
+        self.useFixture(fixtures.MockPatchObject(rpcapi, '_SHARED', {}))
+        first = rpcapi.UsesAgent()
+        first.agent.get_state(self.host)
+        self.addCleanup(first.agent._transport.cleanup)
+        threads = threading.active_count()
+        for _ in range(100):
+            user = rpcapi.UsesAgent()
+            self.assertIs(first.agent, user.agent)
+            user.agent.get_state(self.host)
+        self.assertEqual(threads, threading.active_count())
 
     def test_daemon_stops_on_sigterm(self):
         self.daemon.send_signal(signal.SIGTERM)

@@ -13,9 +13,17 @@ OPTS = [
                help='RPC topic the agents listen on; the server name is the '
                     'compute host name as Nova knows it.'),
     cfg.IntOpt('report_timeout', default=30, min=1,
-               help='Seconds to wait for an agent to return its report. A '
-                    'host whose agent does not answer is left out of the '
-                    'audit.'),
+               help='Seconds to wait for an agent\'s report, state or '
+                    'overview. An audit waits this long for all its hosts\' '
+                    'reports together: a host whose agent has not answered '
+                    'by then is left out of the audit (logged once per '
+                    'audit with a count, and counted in the '
+                    'hosts_without_report efficacy indicator).'),
+    cfg.IntOpt('report_concurrency', default=64, min=1,
+               help='Reports an audit asks for at once. Each waits on its '
+                    'agent over RPC, so more in flight shortens an audit of '
+                    'many hosts; fewer bounds the threads and the burst on '
+                    'the message bus.'),
     cfg.IntOpt('action_timeout', default=120, min=1,
                help='Seconds to wait for an agent to apply or revert one '
                     'action (a balloon resize waits for the guest to reach '

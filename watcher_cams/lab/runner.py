@@ -10,6 +10,7 @@ agent client (``LocalAgent`` wraps an agent in this process). Used by
 """
 
 import json
+import uuid as uuidlib
 
 from watcher.applier.loading import default as action_loading
 from watcher.common import exception
@@ -29,10 +30,13 @@ def compute_model(reports, memory_ratio=1.0, vcpu_ratio=4.0, only=None):
     ``only``: the instance UUIDs in the audit scope (default: every guest).
     """
     root = model_root.ModelRoot()
-    for i, rep in enumerate(reports):
+    for rep in reports:
         mem = rep['memory']
         node = element.ComputeNode(
-            uuid='%08d-0000-4000-8000-000000000000' % i,
+            # Named by its host: an instance's uuid cannot be the same
+            # (one was, and Watcher's model took the instance for the node).
+            uuid=str(uuidlib.uuid5(uuidlib.NAMESPACE_URL,
+                                   'compute-node:' + rep['host'])),
             hostname=rep['host'], status='enabled', state='up',
             memory=mem['total_mb'],
             memory_mb_reserved=mem.get('reserved_mb', 0),
@@ -93,10 +97,10 @@ class ReportAgent:
         self.reports = {r['host']: r for r in reports}
         self.policy_state = {}
 
-    def get_report(self, host):
+    def get_report(self, host, timeout=None):
         return self.reports[host]
 
-    def save_policy_state(self, host, states):
+    def save_policy_state(self, host, states, timeout=None):
         self.policy_state.setdefault(host, {}).update(states)
 
 
@@ -123,7 +127,7 @@ class LocalAgent:
                                     str(exc)) from exc
         return json.loads(json.dumps(answer))
 
-    def get_report(self, host):
+    def get_report(self, host, timeout=None):
         return self._call(host, 'get_report')
 
     def get_state(self, host):
@@ -144,7 +148,7 @@ class LocalAgent:
         return self._call(host, 'revert', instance=instance, kind=kind,
                           change_id=change_id)
 
-    def save_policy_state(self, host, states):
+    def save_policy_state(self, host, states, timeout=None):
         return self._call(host, 'save_policy_state', states=states)
 
 

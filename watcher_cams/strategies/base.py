@@ -28,6 +28,8 @@ LOG = log.getLogger(__name__)
 
 BALLOON_ACTION = 'cams_balloon'
 PIN_ACTION = 'cams_pin_vcpus'
+# Hosts without a report named in the audit's one warning; the rest counted.
+MISSING_LOGGED = 5
 
 
 class InvalidAuditParameter(exception.Invalid):
@@ -105,6 +107,7 @@ class CamsStrategy(rpcapi.UsesAgent, base.BaseStrategy,
         self.solution = CamsSolution(goal=self.goal, strategy=self)
         self.hosts = []
         self.plans = []
+        self.hosts_without_report = 0
 
     @classmethod
     def get_name(cls):
@@ -163,25 +166,29 @@ class CamsStrategy(rpcapi.UsesAgent, base.BaseStrategy,
         cfg = self.guard_config
         for host, node in self.collect_hosts(cfg):
             plan = self.plan_host(host, node, params, cfg)
-            self.after_plan(host, node, plan)
             self.plans.append(plan)
             self.add_plan_actions(plan)
+        self.save_policy_states()
 
-    def after_plan(self, host, node, plan):
+    def save_policy_states(self):
         """Persist what the policy keeps per guest across cycles.
 
         The state lives with the agent, so it survives decision-engine
         restarts and follows the host's guests. It is saved at planning
         time: a policy's state records what it measured, which holds
-        whether or not the plan is applied.
+        whether or not the plan is applied. All hosts at once, after
+        planning (rpcapi.save_policy_states), not a round trip per host.
         """
-        if not plan.policy_state:
-            return
-        try:
-            self.agent.save_policy_state(host.name, plan.policy_state)
-        except (rpcapi.AgentUnreachable, rpcapi.AgentError) as exc:
-            LOG.warning('%s: policy state of %s not saved (%s); the next '
-                        'cycle plans without it', self.NAME, host.name, exc)
+        states = {p.host: p.policy_state for p in self.plans
+                  if p.policy_state}
+        failed = {h: exc for h, exc in rpcapi.save_policy_states(
+            self.agent, states).items() if exc is not None}
+        if failed:
+            first = sorted(failed)[:MISSING_LOGGED]
+            LOG.warning('%s: policy state of %d of %d hosts not saved; the '
+                        'next cycle plans them without it: %s', self.NAME,
+                        len(failed), len(states),
+                        '; '.join(str(failed[h]) for h in first))
 
     def post_execute(self):
         self.solution.set_efficacy_indicators(**self.indicators())
@@ -191,35 +198,60 @@ class CamsStrategy(rpcapi.UsesAgent, base.BaseStrategy,
         changed |= {c.instance for p in self.plans for c in p.pins}
         audited = sum(1 for h in self.hosts for g in h.guests if g.has_data)
         return {'instances_changed': len(changed),
-                'audited_instances': audited}
+                'audited_instances': audited,
+                'hosts_without_report': self.hosts_without_report}
 
     # Hosts: compute model + agent reports -> policy views.
 
     def collect_hosts(self, cfg):
-        """Yield (HostView, node) for every usable host in the audit scope."""
+        """Yield (HostView, node) for every usable host in the audit scope.
+
+        The reports of all of them are asked for at once
+        (rpcapi.get_reports): the audit waits one report_timeout at most,
+        however many agents are down.
+        """
+        scope = self._nodes_in_scope()
+        reports = rpcapi.get_reports(self.agent, sorted(scope))
+        self._log_missing(reports)
+        for hostname, raw in sorted(reports.items()):
+            if isinstance(raw, Exception):
+                continue
+            node, instances = scope[hostname]
+            host = self._host_view(node, instances, raw)
+            if host is not None:
+                self.hosts.append(host)
+                yield host, node
+
+    def _nodes_in_scope(self):
+        """{hostname: (node, {uuid: instance})}: nodes up, with instances."""
         model = self.compute_model
-        nodes = sorted(model.get_all_compute_nodes().values(),
-                       key=lambda n: n.hostname)
-        for node in nodes:
+        scope = {}
+        for node in model.get_all_compute_nodes().values():
             if (node.status != element.ServiceState.ENABLED.value
                     or node.state != element.ServiceState.ONLINE.value):
                 LOG.info('%s: node %s is %s/%s, skipped', self.NAME,
                          node.hostname, node.status, node.state)
                 continue
             instances = {i.uuid: i for i in model.get_node_instances(node)}
-            if not instances:
-                continue
-            host = self._host_view(node, instances)
-            if host is not None:
-                self.hosts.append(host)
-                yield host, node
+            if instances:
+                scope[node.hostname] = (node, instances)
+        return scope
 
-    def _host_view(self, node, instances):
-        try:
-            raw = self.agent.get_report(node.hostname)
-        except (rpcapi.AgentUnreachable, rpcapi.AgentError) as exc:
-            LOG.warning('%s: %s; host left out of this audit', self.NAME, exc)
-            return None
+    def _log_missing(self, reports):
+        """One line per audit for the hosts whose agent did not answer."""
+        missing = {h: exc for h, exc in reports.items()
+                   if isinstance(exc, Exception)}
+        self.hosts_without_report = len(missing)
+        if not missing:
+            return
+        first = sorted(missing)[:MISSING_LOGGED]
+        LOG.warning('%s: %d of %d hosts left out of this audit, no usable '
+                    'report: %s%s', self.NAME, len(missing), len(reports),
+                    '; '.join(str(missing[h]) for h in first),
+                    ' (and %d more)' % (len(missing) - len(first))
+                    if len(missing) > len(first) else '')
+
+    def _host_view(self, node, instances, raw):
         try:
             host = report.parse_host(raw)
         except report.ReportError as exc:

@@ -21,12 +21,12 @@ class FakeAgent:
         if host in self.down:
             raise rpcapi.AgentUnreachable(host, 'timed out')
 
-    def get_report(self, host):
+    def get_report(self, host, timeout=None):
         self.calls.append(('get_report', host))
         self._check(host)
         return self.reports[host]
 
-    def save_policy_state(self, host, states):
+    def save_policy_state(self, host, states, timeout=None):
         self.calls.append(('save_policy_state', host))
         self._check(host)
         self.saved.setdefault(host, {}).update(states)

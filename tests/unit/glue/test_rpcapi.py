@@ -5,6 +5,7 @@ serialized and dispatched to a real RPC server exactly as over RabbitMQ.
 The functional tests of the agent repeat this over a real RabbitMQ.
 """
 
+import fixtures
 from oslo_config import cfg
 import oslo_messaging as messaging
 from watcher.tests.unit import base
@@ -134,3 +135,89 @@ class TestAgentAPI(base.TestCase):
         self.addCleanup(transport.cleanup)
         api = rpcapi.AgentAPI(conf, transport)
         self.assertRaises(cfg.NoSuchOptError, api.get_report, 'cmp-a')
+
+
+class FakeClock:
+    """time.monotonic for rpcapi: moves only when a call waits."""
+
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+class WaitingAgent:
+    """get_report stand-in: hosts in ``dead`` wait their whole timeout."""
+
+    def __init__(self, clock, dead):
+        self.clock, self.dead = clock, set(dead)
+        self.asked = []
+
+    def get_report(self, host, timeout=None):
+        self.asked.append((host, timeout))
+        if host in self.dead:
+            self.clock.now += timeout
+            raise rpcapi.AgentUnreachable(host, 'timed out')
+        return {'host': host}
+
+
+class TestGetReports(base.TestCase):
+    """All of an audit's reports within one report_timeout."""
+
+    def setUp(self):
+        super().setUp()
+        self.conf = cams_conf.CONF
+        self.conf.set_override('report_timeout', 30, 'watcher_cams_agent')
+        self.clock = FakeClock()
+        self.patch = self.useFixture(fixtures.MockPatchObject(
+            rpcapi.time, 'monotonic', self.clock))
+
+    def test_a_dead_agent_costs_one_timeout_for_the_whole_audit(self):
+        # One at a time, so the order is known: the dead agent takes the
+        # whole timeout, and the hosts after it are not asked at all (one
+        # after the other, each would have waited a timeout too).
+        self.conf.set_override('report_concurrency', 1, 'watcher_cams_agent')
+        agent = WaitingAgent(self.clock, dead={'cmp-b'})
+        hosts = ['cmp-a', 'cmp-b', 'cmp-c', 'cmp-d']
+        reports = rpcapi.get_reports(agent, hosts)
+        self.assertEqual(hosts, list(reports))
+        self.assertEqual({'host': 'cmp-a'}, reports['cmp-a'])
+        for host in ('cmp-b', 'cmp-c', 'cmp-d'):
+            self.assertIsInstance(reports[host], rpcapi.AgentUnreachable)
+        self.assertEqual([('cmp-a', 30.0), ('cmp-b', 30.0)], agent.asked)
+        self.assertEqual(130.0, self.clock.now)
+
+    def test_in_flight_at_once_everyone_is_asked(self):
+        self.conf.set_override('report_concurrency', 4, 'watcher_cams_agent')
+        agent = WaitingAgent(self.clock, dead=())
+        hosts = ['cmp-%d' % i for i in range(20)]
+        reports = rpcapi.get_reports(agent, hosts)
+        self.assertEqual([{'host': h} for h in hosts], list(reports.values()))
+        self.assertEqual(sorted(hosts), sorted(h for h, _ in agent.asked))
+        self.assertEqual({}, rpcapi.get_reports(agent, []))
+
+    def test_an_agent_error_is_returned_not_raised(self):
+        class Refusing(WaitingAgent):
+            def get_report(self, host, timeout=None):
+                raise rpcapi.AgentError(host, 'get_report', 'Refused', 'no')
+
+        reports = rpcapi.get_reports(Refusing(self.clock, ()), ['cmp-a'])
+        self.assertIsInstance(reports['cmp-a'], rpcapi.AgentError)
+
+
+class TestSharedAgent(base.TestCase):
+    """One client per process: strategies and actions share it."""
+
+    def test_every_user_gets_the_same_client(self):
+        self.useFixture(fixtures.MockPatchObject(rpcapi, '_SHARED', {}))
+        made = []
+        self.useFixture(fixtures.MockPatchObject(
+            rpcapi, 'AgentAPI', lambda: made.append(1) or object()))
+        users = [rpcapi.UsesAgent() for _ in range(100)]
+        self.assertEqual(1, len({id(u.agent) for u in users}))
+        self.assertEqual(1, len(made))
+        # A forked worker (another process id) makes its own.
+        self.useFixture(fixtures.MockPatchObject(rpcapi.os, 'getpid',
+                                                 lambda: -1))
+        self.assertIsNot(users[0].agent, rpcapi.UsesAgent().agent)

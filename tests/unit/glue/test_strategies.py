@@ -136,9 +136,16 @@ class TestCacheAwareBalloon(StrategyTestCase):
 
     def test_unreachable_agent_leaves_host_out(self):
         agent = fakes.FakeAgent(self.reports, down={'cmp-a'})
-        solution = self.strategy('cache_aware_balloon',
-                                 agent=agent).execute()
+        with self.assertLogs('watcher_cams.strategies.base') as logs:
+            solution = self.strategy('cache_aware_balloon',
+                                     agent=agent).execute()
         self.assertEqual([], solution.actions)
+        # Once per audit, with a count; and in the efficacy indicators.
+        missing = [r for r in logs.output if 'left out of this audit' in r]
+        self.assertEqual(1, len(missing), logs.output)
+        self.assertIn('1 of 1 hosts', missing[0])
+        names = {i['name']: i['value'] for i in solution.efficacy_indicators}
+        self.assertEqual(1, names['hosts_without_report'])
 
     def test_malformed_report_leaves_host_out(self):
         bad = copy.deepcopy(self.reports[0])
@@ -200,8 +207,14 @@ class TestMarginBalloon(StrategyTestCase):
         agent = fakes.FakeAgent(self.reports)
         agent.save_policy_state = mock.Mock(
             side_effect=cams_base.rpcapi.AgentUnreachable('cmp-a'))
-        solution = self.strategy('margin_balloon', agent=agent).execute()
+        with self.assertLogs('watcher_cams.strategies.base') as logs:
+            solution = self.strategy('margin_balloon', agent=agent).execute()
         self.assertTrue(solution.actions)
+        self.assertTrue(any('policy state of 1 of 1 hosts not saved' in line
+                            for line in logs.output), logs.output)
+        # Saved after planning, with what is left of the report timeout.
+        agent.save_policy_state.assert_called_once_with(
+            'cmp-a', mock.ANY, timeout=mock.ANY)
 
 
 class TestKsmBalloon(StrategyTestCase):

@@ -1,10 +1,13 @@
 """The lab's in-process agent client and applier."""
 
+import random
+
 import jsonschema
 from watcher.tests.unit import base
 
 from tests.unit.glue import fakes
 from watcher_cams.agent import controllers
+from watcher_cams.lab import bench
 from watcher_cams.lab import runner
 from watcher_cams import rpcapi
 
@@ -104,3 +107,17 @@ class TestApplyActions(base.TestCase):
         self.assertRaises(jsonschema.ValidationError, runner.apply_actions,
                           [bad], agent)
         self.assertEqual([], agent.calls)
+
+
+class TestComputeModel(base.TestCase):
+
+    def test_every_host_a_node_every_guest_an_instance(self):
+        # bench-plan's first guest had the first node's uuid: Watcher's
+        # model took the instance for the node and planned one host less.
+        rng = random.Random(1)
+        reports = [bench.synthetic_report(i, 3, rng) for i in range(12)]
+        model = runner.compute_model(reports)
+        self.assertEqual(12, len(model.get_all_compute_nodes()))
+        self.assertEqual(36, len(model.get_all_instances()))
+        for node in model.get_all_compute_nodes().values():
+            self.assertEqual(3, len(model.get_node_instances(node)))
