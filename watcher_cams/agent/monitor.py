@@ -8,6 +8,7 @@ needs between cycles (the previous samples for rates, the pairwise sharing
 matrix it refreshes less often) and nothing that changes a guest.
 """
 
+from concurrent import futures
 import logging
 import time
 import typing
@@ -212,18 +213,28 @@ class HostMonitor:
         read is not in this report, and nothing else is lost.
         """
         recorded = self.state.all()
-        entries = []
-        for uuid, domain in sorted(domains.items()):
+        uuids = sorted(domains)
+
+        def entry(uuid):
             try:
-                entries.append(self._guest_entry(domain,
-                                                 recorded.get(uuid, {})))
+                return self._guest_entry(domains[uuid],
+                                         recorded.get(uuid, {}))
             except libvirt.libvirtError as exc:
                 if exc.get_error_code() != libvirt.VIR_ERR_NO_DOMAIN:
                     raise
                 LOG.info('Guest %s vanished while it was sampled; it is '
                          'left out of this report', uuid)
+                return None
+
+        # One slow guest agent delays its own sample, not the others'.
+        with futures.ThreadPoolExecutor(
+                max_workers=max(1, min(self.opts.guest_workers, len(uuids))),
+                thread_name_prefix='cams-guest') as pool:
+            found = list(pool.map(entry, uuids))
+        for uuid, one in zip(uuids, found):
+            if one is None:
                 del domains[uuid]
-        return entries
+        return [one for one in found if one is not None]
 
     def _guest_entry(self, domain, recorded):
         now = self.clock()  # of the host-side counters

@@ -59,9 +59,14 @@ OPTS = [
                       'read three files). A guest that answers slowly or '
                       'without end (a byte at a time) is reported as timed '
                       'out and left alone; the other guests are collected. '
-                      'Guests are sampled one after another, so this also '
-                      'bounds how long one guest can delay the host\'s '
-                      'report.'),
+                      'Guests are sampled guest_workers at a time, so one '
+                      'slow guest delays only its own sample.'),
+    cfg.IntOpt('guest_workers', default=8, min=1,
+               help='Guests sampled at once (their guest-agent commands in '
+                    'parallel). A collection of N guests takes about N / '
+                    'guest_workers times one guest\'s sample; the guest '
+                    'agents answer through libvirtd, which serves them '
+                    'concurrently.'),
     cfg.IntOpt('guest_file_max_bytes', default=65536, min=4096,
                help='Largest amount read from one guest file (/proc/meminfo, '
                     '/proc/vmstat, /proc/pressure/memory). Guests are '

@@ -3,6 +3,7 @@
 import json
 import multiprocessing
 import os
+import threading
 
 import fixtures
 import libvirt
@@ -105,6 +106,26 @@ class TestReport(ManagerTestCase):
         rep = self.manager().get_report()
         self.assertEqual([A], [g['uuid'] for g in rep['guests']])
 
+    def test_guests_are_sampled_at_once(self):
+        # Guest A's agent answers only once guest B's was asked: one
+        # after the other (A first), A would give up (and B wait for it).
+        b_asked = threading.Event()
+        a_agent, b_agent = self.a.agent, self.b.agent
+
+        def a_waits(raw):
+            if not b_asked.wait(timeout=60):
+                raise fakes.libvirt_error(
+                    libvirt.VIR_ERR_AGENT_UNRESPONSIVE, 'waited for B')
+            return a_agent(raw)
+
+        def b_answers(raw):
+            b_asked.set()
+            return b_agent(raw)
+
+        self.a.agent, self.b.agent = a_waits, b_answers
+        rep = self.manager(guest_workers=2).get_report()
+        self.assertEqual(['ok', 'ok'], [g['agent'] for g in rep['guests']])
+
     def test_bad_guest_data_is_marked_and_logged_once(self):
         logs = self.useFixture(fixtures.FakeLogger(
             name='watcher_cams.agent.monitor'))
@@ -192,7 +213,8 @@ class TestReport(ManagerTestCase):
         b = ov['instances'][1]
         self.assertEqual('missing', b['agent'])
         self.assertGreater(b['host_read_mb_s'], 0)
-        self.assertAlmostEqual(3 / seconds, b['host_cpu_s'], 4)
+        # Rounded to 3 decimals for the page.
+        self.assertAlmostEqual(3 / seconds, b['host_cpu_s'], delta=0.0005)
         self.assertEqual(0.0, ov['instances'][0]['host_cpu_s'])
         self.assertEqual(io['end_mb'], b['host_io']['end_mb'])
         self.assertEqual(900, b['balloon']['usable_mb'])
