@@ -32,6 +32,14 @@ PIN_ACTION = 'cams_pin_vcpus'
 MISSING_LOGGED = 5
 
 
+def _some_errors(errors):
+    """{host: error} for one log line: the first few, the rest counted."""
+    first = sorted(errors)[:MISSING_LOGGED]
+    more = len(errors) - len(first)
+    return '; '.join(str(errors[h]) for h in first) + (
+        ' (and %d more)' % more if more else '')
+
+
 class InvalidAuditParameter(exception.Invalid):
     msg_fmt = 'Invalid audit parameter %(name)s: %(reason)s'
 
@@ -184,11 +192,9 @@ class CamsStrategy(rpcapi.UsesAgent, base.BaseStrategy,
         failed = {h: exc for h, exc in rpcapi.save_policy_states(
             self.agent, states).items() if exc is not None}
         if failed:
-            first = sorted(failed)[:MISSING_LOGGED]
             LOG.warning('%s: policy state of %d of %d hosts not saved; the '
                         'next cycle plans them without it: %s', self.NAME,
-                        len(failed), len(states),
-                        '; '.join(str(failed[h]) for h in first))
+                        len(failed), len(states), _some_errors(failed))
 
     def post_execute(self):
         self.solution.set_efficacy_indicators(**self.indicators())
@@ -212,7 +218,13 @@ class CamsStrategy(rpcapi.UsesAgent, base.BaseStrategy,
         """
         scope = self._nodes_in_scope()
         reports = rpcapi.get_reports(self.agent, sorted(scope))
-        self._log_missing(reports)
+        missing = {h: exc for h, exc in reports.items()
+                   if isinstance(exc, Exception)}
+        self.hosts_without_report = len(missing)
+        if missing:
+            LOG.warning('%s: %d of %d hosts left out of this audit, no '
+                        'usable report: %s', self.NAME, len(missing),
+                        len(reports), _some_errors(missing))
         for hostname, raw in sorted(reports.items()):
             if isinstance(raw, Exception):
                 continue
@@ -236,20 +248,6 @@ class CamsStrategy(rpcapi.UsesAgent, base.BaseStrategy,
             if instances:
                 scope[node.hostname] = (node, instances)
         return scope
-
-    def _log_missing(self, reports):
-        """One line per audit for the hosts whose agent did not answer."""
-        missing = {h: exc for h, exc in reports.items()
-                   if isinstance(exc, Exception)}
-        self.hosts_without_report = len(missing)
-        if not missing:
-            return
-        first = sorted(missing)[:MISSING_LOGGED]
-        LOG.warning('%s: %d of %d hosts left out of this audit, no usable '
-                    'report: %s%s', self.NAME, len(missing), len(reports),
-                    '; '.join(str(missing[h]) for h in first),
-                    ' (and %d more)' % (len(missing) - len(first))
-                    if len(missing) > len(first) else '')
 
     def _host_view(self, node, instances, raw):
         try:
