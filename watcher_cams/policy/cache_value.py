@@ -76,12 +76,7 @@ class ValueCurve:
     quiet: bool = False
 
     def density_at(self, offset_mb):
-        start = 0.0
-        for length, slope in self.segments:
-            if offset_mb < start + length:
-                return slope, start + length - offset_mb
-            start += length
-        return 0.0, float('inf')
+        return mrc.segment_at(self.segments, offset_mb)
 
     def hull_at(self, offset_mb):
         """(best mean density from ``offset_mb`` on, MiB it holds for).

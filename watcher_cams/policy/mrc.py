@@ -243,7 +243,8 @@ def _upper_envelope(first, second):
     cuts = sorted({0.0} | set(_ends(first)) | set(_ends(second)))
     out = []
     for start, end in zip(cuts, cuts[1:]):
-        density = max(_density_at(first, start), _density_at(second, start))
+        density = max(segment_at(first, start)[0],
+                      segment_at(second, start)[0])
         if out and out[-1][1] == density:
             out[-1] = (out[-1][0] + end - start, density)
         else:
@@ -258,13 +259,17 @@ def _ends(segments):
         yield end
 
 
-def _density_at(segments, offset_mb):
+def segment_at(segments, offset_mb):
+    """(density, MiB left in its segment) of a curve at ``offset_mb``.
+
+    ``segments``: ((length_mb, density), ...); beyond them, nothing.
+    """
     start = 0.0
     for length, density in segments:
         if offset_mb < start + length:
-            return density
+            return density, start + length - offset_mb
         start += length
-    return 0.0
+    return 0.0, float('inf')
 
 
 def _capped_by_step_below(guest, segments, seen):
