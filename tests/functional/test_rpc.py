@@ -123,6 +123,9 @@ class TestAgentOverRabbitMQ(base.AgentTestCase):
         report = self.client.get_report(self.host)
         self.assertEqual({'margin': {'m': 1}},
                          env.guest(report, a)['policy_state'])
+        # From the daemon's newest collection, made after the last change.
+        self.assertLess(report['age_s'], 60)
+        self.assertEqual(env.GUEST_MB, env.guest(report, b)['actual_mb'])
 
     def test_refusals_and_silence(self):
         a, _ = self.lab.uuids()

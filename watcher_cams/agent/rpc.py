@@ -19,7 +19,7 @@ from watcher_cams import rpc_common
 
 LOG = log.getLogger(__name__)
 EXPECTED = (controllers.Refused, controllers.ChangeFailed,
-            controllers.UnknownInstance)
+            controllers.UnknownInstance, controllers.NoCollection)
 
 
 def _logged(method):
@@ -57,7 +57,7 @@ class AgentEndpoint:
 
     @_logged
     def get_report(self, ctxt):
-        return self.manager.get_report()
+        return self.manager.last_report()
 
     @_logged
     def get_overview(self, ctxt, since=None):
