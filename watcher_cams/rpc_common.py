@@ -12,9 +12,12 @@ API version history:
   the agent records it with the change, and a revert naming it undoes that
   change only (``not_applied`` if the agent never recorded it)
 * 1.2 - get_overview: the operators' view of the host (read only)
+* 1.3 - get_report takes an optional report_version: 2 asks for the
+  compact report (:mod:`watcher_cams.policy.compact`); without it the
+  agent answers version 1, as before
 """
 
-VERSION = '1.2'
+VERSION = '1.3'
 
 # An explicit exchange: the processes that call the agents (Watcher's decision
 # engine and applier) set their own control_exchange ('watcher'), the agent

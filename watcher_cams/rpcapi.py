@@ -20,6 +20,7 @@ import oslo_messaging as messaging
 
 from watcher_cams import changes
 from watcher_cams import conf as cams_conf
+from watcher_cams.policy import compact
 from watcher_cams import rpc_common
 
 LOG = log.getLogger(__name__)
@@ -27,6 +28,8 @@ CONF = cams_conf.CONF
 
 
 REMOTE_SUFFIX = '_Remote'
+# Arguments an agent older than their API version does not take.
+NEWER_ARGUMENTS = ('change_id', 'report_version')
 # Seconds an RPC call needs at least to be worth making.
 MIN_CALL_S = 0.5
 
@@ -155,17 +158,27 @@ class AgentAPI:
             del kwargs['change_id']
         if 'change_id' not in kwargs:
             return self._send(host, method, timeout, '1.0', kwargs)
+        return self._send_or_older(host, method, timeout, ('1.1', kwargs),
+                                   'without change id')
+
+    def _send_or_older(self, host, method, timeout, newer, older_means):
+        """Ask API ``newer`` = (version, kwargs); an older agent, 1.0.
+
+        An agent not upgraded yet refuses the newer call before doing
+        anything: the same call without the newer arguments follows
+        (``older_means`` says what that costs, in the log).
+        """
+        version, kwargs = newer
         try:
-            return self._send(host, method, timeout, '1.1', kwargs)
+            return self._send(host, method, timeout, version, kwargs)
         except AgentError as exc:
             if exc.exc_type != 'UnsupportedVersion':
                 raise
-        # An agent not upgraded yet (it refused before doing anything):
-        # the same call without the id, reverts newest first as before.
-        LOG.warning('watcher-cams-agent on %s is older than API 1.1: %s '
-                    'without change id', host, method)
-        del kwargs['change_id']
-        return self._send(host, method, timeout, '1.0', kwargs)
+        LOG.warning('watcher-cams-agent on %s is older than API %s: %s %s',
+                    host, version, method, older_means)
+        arguments = {k: v for k, v in kwargs.items()
+                     if k not in NEWER_ARGUMENTS}
+        return self._send(host, method, timeout, '1.0', arguments)
 
     def _send(self, host, method, timeout, version, kwargs):
         cctxt = self._client.prepare(server=host, timeout=timeout,
@@ -192,10 +205,21 @@ class AgentAPI:
             raise AgentError(host, method, name,
                              str(exc).split('\n')[0]) from exc
 
-    def get_report(self, host, timeout=None):
-        """Everything the agent collected: see watcher_cams.policy.report."""
-        return self._call(host, 'get_report', timeout
-                          or self._conf.watcher_cams_agent.report_timeout)
+    def get_report(self, host, timeout=None, report_version=None):
+        """The agent's newest report, compact (policy.compact) if it can.
+
+        Version 2 from an agent of API 1.3 or later, version 1 from an
+        older one: ``policy.compact.expand`` takes either.
+        ``report_version=1`` asks for the whole version-1 report (with the
+        host facts for operators) from any agent.
+        """
+        timeout = timeout or self._conf.watcher_cams_agent.report_timeout
+        if report_version == 1:
+            return self._send(host, 'get_report', timeout, '1.0', {})
+        return self._send_or_older(
+            host, 'get_report', timeout,
+            ('1.3', {'report_version': compact.VERSION}),
+            'answers report version 1')
 
     def get_overview(self, host, since=None):
         """The operators' view: see watcher_cams.agent.overview.

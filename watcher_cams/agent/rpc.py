@@ -15,6 +15,7 @@ from oslo_messaging.rpc import dispatcher
 
 from watcher_cams.agent import controllers
 from watcher_cams import changes
+from watcher_cams.policy import compact
 from watcher_cams import rpc_common
 
 LOG = log.getLogger(__name__)
@@ -56,8 +57,14 @@ class AgentEndpoint:
         self.manager = manager
 
     @_logged
-    def get_report(self, ctxt):
-        return self.manager.last_report()
+    def get_report(self, ctxt, report_version=1):
+        report = self.manager.last_report()
+        if report_version == compact.VERSION:
+            return compact.compact(report)
+        if report_version != 1:
+            raise controllers.Refused('report_version must be 1 or %d'
+                                      % compact.VERSION)
+        return report
 
     @_logged
     def get_overview(self, ctxt, since=None):

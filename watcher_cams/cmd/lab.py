@@ -284,6 +284,27 @@ def _bench_agent(parser, args):
     return 0
 
 
+def _bench_cloud(parser, args):
+    try:
+        nodes = [int(n) for n in args.nodes.split(',')]
+    except ValueError:
+        parser.error('--nodes: comma-separated integers, e.g. 200,1000')
+    if min(nodes) < 1 or args.instances < 1 or args.processes < 1 \
+            or not 0 <= args.absent < 1:
+        parser.error('need --nodes and --instances >= 1, --processes >= 1 '
+                     'and 0 <= --absent < 1')
+    _quiet_import('strategies.base')
+    from watcher_cams.lab import bench_cloud
+    rows = bench_cloud.run(
+        nodes, args.instances, args.absent, args.strategy,
+        {'mode': args.mode} if args.mode else {}, args.processes,
+        args.report_timeout, args.seed, args.out,
+        out=lambda line: print(line, flush=True),
+        report_version=args.report_version)
+    return 0 if all('OVER' not in bench_cloud.verdict(
+        r, rows, args.report_timeout) for r in rows) else 1
+
+
 def _add_example(sub):
     ex = sub.add_parser('example', help='run every strategy once on the '
                         'CAMS paper example and print the plans')
@@ -396,13 +417,41 @@ def _add_bench_agent(sub):
     agent.set_defaults(func=_bench_agent)
 
 
+def _add_bench_cloud(sub):
+    cloud = sub.add_parser('bench-cloud', help='time one audit over '
+                           'thousands of simulated agents on a private '
+                           'RabbitMQ node (rabbitmq-server needed)')
+    cloud.add_argument('--nodes', default='200,1000,5000',
+                       help='comma-separated node counts, one fleet each')
+    cloud.add_argument('--instances', type=int, default=40,
+                       help='instances per node')
+    cloud.add_argument('--absent', type=float, default=0.01,
+                       help='share of further agents that never answer, '
+                            'audited a second time (0: none)')
+    cloud.add_argument('--strategy', default='cache_aware_balloon')
+    cloud.add_argument('--mode', default='utility',
+                       help="the strategy's mode parameter ('' for none)")
+    cloud.add_argument('--processes', type=int, default=2,
+                       help='processes serving the simulated agents')
+    cloud.add_argument('--report-timeout', type=int, default=30,
+                       help='[watcher_cams_agent] report_timeout (seconds)')
+    cloud.add_argument('--report-version', type=int, default=2,
+                       choices=(1, 2),
+                       help='report the client asks for (1: as agents '
+                            'before API 1.3 answer)')
+    cloud.add_argument('--seed', type=int, default=1)
+    cloud.add_argument('--out', default='lab-results/bench-cloud')
+    cloud.set_defaults(func=_bench_cloud)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog='watcher-cams-lab',
         description='Run watcher-cams strategies on built-in scenarios.')
     sub = parser.add_subparsers(dest='command')
     for add in (_add_example, _add_bench_plan, _add_simulate, _add_guests,
-                _add_cloud, _add_double_caching, _add_bench_agent):
+                _add_cloud, _add_double_caching, _add_bench_agent,
+                _add_bench_cloud):
         add(sub)
     args = parser.parse_args(argv)
     started = time.monotonic()

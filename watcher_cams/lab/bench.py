@@ -25,6 +25,37 @@ RUNS = (
 )
 
 
+def host_facts(index, j, actual_mb, read_mb_s):
+    """What the agent measures on the host of a guest, as it reports it.
+
+    For operators (balloon statistics, disks, QEMU's process) and for the
+    policies (``host_io``: QEMU's reads, the same as the guest's own), so
+    that a synthetic report is as large as an agent's.
+    """
+    kib = actual_mb * 1024
+    read_bytes = int(read_mb_s * 2 ** 20 * 3600)
+    return {
+        'domain_name': 'instance-%08x' % (index * 1000 + j),
+        'qemu_pid': 100000 + j, 'emulator_cpus': list(range(8)),
+        'ksm_merging_pages': 1000 * j,
+        'balloon': {'actual': kib, 'swap_in': 0, 'swap_out': 0,
+                    'major_fault': 1200, 'minor_fault': 3400000,
+                    'unused': kib // 4, 'available': kib - 4096,
+                    'usable': kib // 3, 'last_update': 1059,
+                    'disk_caches': kib // 2, 'hugetlb_pgalloc': 0,
+                    'hugetlb_pgfail': 0, 'rss': kib + 40960},
+        'disks': [{'dev': 'vda', 'cache': 'none',
+                   'rd_req': read_bytes // 65536, 'rd_bytes': read_bytes,
+                   'wr_req': 5000, 'wr_bytes': 2 ** 28}],
+        'host_io': {'window_s': 60.0, 'start_mb': actual_mb,
+                    'end_mb': actual_mb, 'read_mb_s': round(read_mb_s, 3),
+                    'read_req_s': round(read_mb_s * 16, 3),
+                    'disks': [{'dev': 'vda', 'read_mb_s': round(read_mb_s, 3),
+                               'read_req_s': round(read_mb_s * 16, 3)}],
+                    'balloon_s': {'major_fault': 0.2, 'swap_in': 0.0},
+                    'cpu_s': 0.05}}
+
+
 def synthetic_report(index, instances, rng):
     host = 'cmp-%04d' % index
     guests = []
@@ -52,24 +83,41 @@ def synthetic_report(index, instances, rng):
             cpus=[list(range(8))],
             sample=example.sample_dict(1060.0, actual, used, active, after),
             previous=example.sample_dict(1000.0, actual, used, active,
-                                         before)))
+                                         before),
+            **host_facts(index, j, actual, read)))
     sharing = [{'a': guests[a]['uuid'], 'b': guests[b]['uuid'],
                 'pages': rng.randrange(0, 200000)}
                for a in range(instances) for b in range(a + 1, instances)
                if rng.random() < 0.3]
     total = sum(g['actual_mb'] for g in guests)
-    return report_format.host_report(
+    report = report_format.host_report(
         host, 1060.0, int(total * 1.05), 1024, guests,
         ksm=report_format.ksm_counters(pages_shared=1000,
                                        pages_sharing=2048 * 256),
         llc=({'name': 'L3-0', 'socket': 0, 'cpus': [0, 1, 2, 3]},
              {'name': 'L3-1', 'socket': 1, 'cpus': [4, 5, 6, 7]}),
         shared_cpus=range(8), sharing=sharing)
+    # The agent's own figures for operators (accounting.HostAccount).
+    report['accounting'] = {
+        'ram_mb': int(total * 1.05), 'reserved_mb': 1024,
+        'guests_actual_mb': total,
+        'merged_pages': {g['uuid']: g['ksm_merging_pages'] for g in guests}}
+    report['collection'] = {'guests': instances, 'total_ms': 180.0}
+    return report
+
+
+def host_report(seed, index, instances):
+    """Host ``index``'s synthetic report, the same in any process.
+
+    Its own random generator: bench-cloud's simulated agents each build
+    the hosts they serve, the benchmark builds all of them for its model.
+    """
+    return synthetic_report(index, instances,
+                            random.Random('%d/%d' % (seed, index)))
 
 
 def run(nodes=500, instances=20, seed=1, out=print):
-    rng = random.Random(seed)
-    reports = [synthetic_report(i, instances, rng) for i in range(nodes)]
+    reports = [host_report(seed, i, instances) for i in range(nodes)]
     t0 = time.perf_counter()
     model = runner.compute_model(reports)
     model_s = time.perf_counter() - t0

@@ -108,9 +108,10 @@ def _moves(host, cfg, params, curves):
     delta = dict.fromkeys(guests, 0)
     threshold = params.min_value / 1024.0  # per MiB moved
     saved, measured = 0.0, set()
+    prices = _Prices(curves, g_mb)
     while True:
-        taker, gain, t_left = _best_taker(curves, delta, up, g_mb)
-        donor, loss, d_room = _cheapest_donor(curves, delta, down, g_mb,
+        taker, gain, t_left = _best_taker(prices.slope, delta, up, g_mb)
+        donor, loss, d_room = _cheapest_donor(prices.loss, delta, down, g_mb,
                                               taker)
         if donor is None or gain - loss * (1 + params.value_band) <= (
                 threshold):
@@ -137,24 +138,55 @@ def _donor_rooms(host, cfg, curves):
             if c.resized <= 0 else 0 for u, c in curves.items()}
 
 
-def _best_taker(curves, delta, up, g_mb):
-    """(uuid, gain per MiB, MiB at that gain within its room) or Nones."""
+class _Prices:
+    """Each guest's prices at a size, each computed once in a plan.
+
+    A round of the greedy loop moves memory between two guests: pricing
+    all of them again every round made planning a 5,000-host audit mostly
+    this. Curves do not change while a host is planned.
+    """
+
+    def __init__(self, curves, g_mb):
+        self.curves, self.g_mb = curves, g_mb
+        self._slopes, self._losses = {}, {}
+
+    def slope(self, uuid, delta_mb):
+        """ValueCurve.hull_at ``delta_mb`` from the guest's size."""
+        key = (uuid, delta_mb)
+        if key not in self._slopes:
+            self._slopes[key] = self.curves[uuid].hull_at(delta_mb)
+        return self._slopes[key]
+
+    def loss(self, uuid, delta_mb):
+        """Per MiB of the next granule given at ``delta_mb`` (<= 0)."""
+        key = (uuid, delta_mb)
+        if key not in self._losses:
+            self._losses[key] = self.curves[uuid].loss_at(-delta_mb,
+                                                          self.g_mb)
+        return self._losses[key]
+
+
+def _best_taker(slope_at, delta, up, g_mb):
+    """(uuid, gain per MiB, MiB at that gain within its room) or Nones.
+
+    ``slope_at(uuid, delta_mb)``: _Prices.slope.
+    """
     taker, gain, left = None, 0.0, 0
     for u in sorted(delta):
         d = delta[u]
         if d >= 0 and up[u] - d >= g_mb:
-            slope, seg_left = curves[u].hull_at(d)
+            slope, seg_left = slope_at(u, d)
             if taker is None or slope > gain:
                 taker, gain = u, slope
                 left = min(up[u] - d, max(seg_left, g_mb))
     return taker, gain, left
 
 
-def _cheapest_donor(curves, delta, down, g_mb, taker, probing=False):
+def _cheapest_donor(loss_at, delta, down, g_mb, taker):
     """(uuid, loss per MiB, MiB it may still give) or Nones.
 
-    ``probing``: losses never measured are priced by their exploration
-    prior (ValueCurve.probe_loss_at), not as unknown.
+    ``loss_at(uuid, delta_mb)``: the loss per MiB of giving ``g_mb`` more
+    (_Prices.loss, or a probe's prior for losses never measured).
     """
     donor, loss, room = None, 0.0, 0
     if taker is None:
@@ -162,8 +194,7 @@ def _cheapest_donor(curves, delta, down, g_mb, taker, probing=False):
     for u in sorted(delta):
         d = delta[u]
         if u != taker and d <= 0 and down[u] + d >= g_mb:
-            u_loss = (curves[u].probe_loss_at(-d, g_mb) if probing
-                      else curves[u].loss_at(-d, g_mb))
+            u_loss = loss_at(u, d)
             if donor is None or u_loss < loss:
                 donor, loss, room = u, u_loss, down[u] + d
     return donor, loss, room
@@ -292,13 +323,15 @@ def _probe_donor(curves, down, taker, amount, params):
     of it as one can (a step measured all the same).
     """
     no_moves = dict.fromkeys(curves, 0)
-    donor, loss, _ = _cheapest_donor(curves, no_moves, down, amount, taker,
-                                     probing=True)
+    donor, loss, _ = _cheapest_donor(
+        lambda u, d: curves[u].probe_loss_at(-d, amount), no_moves, down,
+        amount, taker)
     if donor is not None:
         return donor, amount, loss
     g_mb = params.granule_mb
-    donor, _, room = _cheapest_donor(curves, no_moves, down, g_mb, taker,
-                                     probing=True)
+    donor, _, room = _cheapest_donor(
+        lambda u, d: curves[u].probe_loss_at(-d, g_mb), no_moves, down,
+        g_mb, taker)
     if donor is None:
         return None, 0, 0.0
     amount = min(amount, room - room % g_mb)

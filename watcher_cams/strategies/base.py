@@ -20,6 +20,7 @@ from watcher.decision_engine.strategy.strategies import base
 
 from watcher_cams import conf as cams_conf
 from watcher_cams.conf import guards as guards_conf
+from watcher_cams.policy import compact
 from watcher_cams.policy import guards
 from watcher_cams.policy import report
 from watcher_cams import rpcapi
@@ -251,7 +252,7 @@ class CamsStrategy(rpcapi.UsesAgent, base.BaseStrategy,
 
     def _host_view(self, node, instances, raw):
         try:
-            host = report.parse_host(raw)
+            host = report.parse_host(compact.expand(raw))
         except report.ReportError as exc:
             LOG.error('%s: report of %s rejected, host left out: %s',
                       self.NAME, node.hostname, exc)

@@ -19,6 +19,7 @@ from watcher_cams import changes as state_store
 from watcher_cams import conf as cams_conf
 from watcher_cams.conf import guards as guards_conf
 from watcher_cams.policy import claims
+from watcher_cams.policy import compact
 from watcher_cams.policy import model
 from watcher_cams.policy import report
 
@@ -387,6 +388,20 @@ class TestLastReport(ManagerTestCase):
         self.assertEqual({'margin': {'m': 1}},
                          mgr.last_report()['guests'][0]['policy_state'])
         self.assertEqual(1, len(mgr.collections))
+
+    def test_compact_form_says_the_same_at_a_fraction_of_the_bytes(self):
+        # Two collections: the guests have previous samples.
+        mgr, _ = self.ticking()
+        mgr.collect()
+        mgr.collect()
+        full = mgr.last_report()
+        small = json.loads(json.dumps(compact.compact(full)))
+        self.assertIsNotNone(report.parse_host(full).guests[0].previous)
+        self.assertEqual(report.parse_host(full),
+                         report.parse_host(compact.expand(small)))
+        # Previous samples repeating the current ones, and host facts for
+        # operators (disks, balloon statistics, accounting): 3.9 KB here.
+        self.assertLess(len(json.dumps(small)), 0.6 * len(json.dumps(full)))
 
     def test_refused_when_no_collection_comes(self):
         mgr = self.counting(report_wait=0.05)

@@ -12,6 +12,7 @@ from watcher.tests.unit import base
 
 from watcher_cams import conf as cams_conf
 from watcher_cams.conf import agent_rpc
+from watcher_cams.policy import compact
 from watcher_cams import rpc_common
 from watcher_cams import rpcapi
 
@@ -47,6 +48,13 @@ class EndpointWithOverview(EndpointWithChangeIds):
 
     def get_overview(self, ctxt, since=None):
         return {'host': 'cmp-c', 'since': since}
+
+
+class EndpointWithCompactReports(EndpointWithOverview):
+    target = messaging.Target(version='1.3')
+
+    def get_report(self, ctxt, report_version=1):
+        return {'host': 'cmp-d', 'version': report_version}
 
 
 class TestAgentAPI(base.TestCase):
@@ -100,6 +108,12 @@ class TestAgentAPI(base.TestCase):
                                          change_id='c1'))
         self.assertEqual({'kind': 'balloon', 'change_id': None},
                          self.api.revert('cmp-b', 'u1', 'balloon'))
+
+    def test_compact_reports_from_1_3_agents_full_ones_from_older(self):
+        self.serve('cmp-d', EndpointWithCompactReports())
+        self.assertEqual({'host': 'cmp-d', 'version': compact.VERSION},
+                         self.api.get_report('cmp-d'))
+        self.assertEqual('cmp-a', self.api.get_report('cmp-a')['host'])
 
     def test_overview_needs_a_1_2_agent(self):
         exc = self.assertRaises(rpcapi.AgentError, self.api.get_overview,

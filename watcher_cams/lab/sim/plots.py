@@ -110,3 +110,27 @@ def cams_improvement(rows, outdir, name):
     ax.set_title('CAMS: improvement over SMS')
     ax.legend(fontsize='x-small', ncol=2)
     return _save(fig, outdir, '%s-improvement.png' % name)
+
+
+def audit_times(rows, instances, outdir):
+    """bench-cloud: one audit's seconds (RPC, planning) against nodes."""
+    fig, ax = pyplot.subplots(figsize=(7, 4))
+    for absent, style in ((False, '-'), (True, '--')):
+        chosen = [r for r in rows if bool(r.absent) == absent]
+        if not chosen:
+            continue
+        nodes = [r.nodes for r in chosen]
+        label = ' (%s absent)' % '/'.join(
+            str(r.absent) for r in chosen) if absent else ''
+        ax.plot(nodes, [r.audit_s for r in chosen], 'o' + style,
+                label='audit' + label)
+        ax.plot(nodes, [r.rpc_s for r in chosen], 's' + style,
+                label='in RPC' + label)
+        ax.plot(nodes, [r.plan_s for r in chosen], '^' + style,
+                label='planning' + label)
+    ax.axhline(30.0, color='grey', linewidth=0.8, label='target 30 s')
+    ax.set_xlabel('compute nodes (%d instances each)' % instances)
+    ax.set_ylabel('seconds per audit')
+    ax.set_title('One audit over simulated agents on a real RabbitMQ')
+    ax.legend(fontsize='small')
+    return _save(fig, outdir, 'bench-cloud-audit-seconds.png')

@@ -1,0 +1,113 @@
+"""bench-cloud's simulated agents and its figures, without a broker.
+
+The broker side is tests.functional.test_bench_cloud.
+"""
+
+import json
+
+from oslo_messaging._drivers import common as oslo_wire
+import testtools
+
+from watcher_cams.lab import bench
+from watcher_cams.lab import bench_cloud
+from watcher_cams.lab import sim_agents
+from watcher_cams.policy import compact
+
+
+class FakeMessage:
+    def __init__(self, routing_key):
+        self.delivery_info = {'routing_key': routing_key}
+        self.acked = False
+
+    def ack(self):
+        self.acked = True
+
+
+class FakeProducer:
+    def __init__(self):
+        self.sent = []
+
+    def publish(self, body, **kwargs):
+        self.sent.append((body, kwargs))
+
+
+def request(method, msg_id='m-1', **args):
+    """A call as oslo.messaging's rabbit driver puts it on the wire."""
+    return oslo_wire.serialize_msg({
+        'method': method, 'args': args, 'version': '1.0',
+        '_msg_id': msg_id, '_reply_q': 'reply_q1', '_unique_id': 'u'})
+
+
+class TestResponder(testtools.TestCase):
+
+    def setUp(self):
+        super().setUp()
+        self.report = bench.host_report(1, 7, 3)
+        self.host = sim_agents.SimulatedHost(self.report)
+        self.producer = FakeProducer()
+        self.responder = sim_agents.Responder(
+            {self.host.name: self.host}, 'topic-x', self.producer)
+
+    def answer(self, body):
+        self.responder(body, FakeMessage('topic-x.' + self.host.name))
+        body, kwargs = self.producer.sent[-1]
+        self.assertEqual('reply_q1', kwargs['routing_key'])
+        # What oslo.messaging's client does with a reply.
+        return oslo_wire.deserialize_msg(json.loads(body))
+
+    def test_report_as_the_client_decodes_it(self):
+        reply = self.answer(request('get_report'))
+        self.assertEqual('m-1', reply['_msg_id'])
+        self.assertIsNone(reply['failure'])
+        self.assertTrue(reply['ending'])
+        self.assertEqual(dict(self.report, age_s=0.0), reply['result'])
+
+    def test_compact_report_when_asked(self):
+        reply = self.answer(request('get_report', report_version=2))
+        self.assertEqual(compact.compact(dict(self.report, age_s=0.0)),
+                         reply['result'])
+
+    def test_balloon_sizes_follow_the_changes(self):
+        uuid = self.report['guests'][0]['uuid']
+        before = self.report['guests'][0]['actual_mb']
+        reply = self.answer(request('set_balloon', instance=uuid,
+                                    target_mb=512, reason='r'))
+        self.assertEqual({'previous_mb': before, 'actual_mb': 512},
+                         reply['result'])
+        self.assertEqual(512, self.host.sizes_mb[uuid])
+
+    def test_unknown_method_is_a_remote_error(self):
+        reply = self.answer(request('no_such_call'))
+        failure = json.loads(reply['failure'])
+        self.assertEqual('AttributeError', failure['class'])
+
+    def test_a_cast_gets_no_reply(self):
+        body = request('save_policy_state', msg_id=None, states={'u': {}})
+        self.responder(body, FakeMessage('topic-x.' + self.host.name))
+        self.assertEqual([], self.producer.sent)
+        self.assertEqual({'u': {}}, self.host.policy_state)
+
+
+class TestFigures(testtools.TestCase):
+
+    def test_reports_are_the_same_in_any_process(self):
+        self.assertEqual(bench.host_report(3, 5, 4),
+                         bench.host_report(3, 5, 4))
+        self.assertNotEqual(bench.host_report(3, 5, 4)['guests'],
+                            bench.host_report(3, 6, 4)['guests'])
+
+    def test_calls_at_once_count_once(self):
+        agent = bench_cloud.TimedAgent(None, 2)
+        agent.spans['report'] = [1.0, 3.0]  # three calls within these 2 s
+        agent.spans['save'] = [4.0, 4.5]
+        self.assertEqual(2.5, agent.rpc_s())
+
+    def test_dead_agents_are_judged_against_one_timeout(self):
+        rows = [bench_cloud.Row(100, 0, 5.0, 1.0, 4.0, 6.0, 10, 0),
+                bench_cloud.Row(100, 1, 14.0, 10.0, 4.0, 6.0, 10, 1),
+                bench_cloud.Row(100, 2, 16.0, 12.0, 4.0, 6.0, 10, 2)]
+        self.assertEqual('ok', bench_cloud.verdict(rows[0], rows, 10))
+        self.assertEqual('+9.0 s ok', bench_cloud.verdict(rows[1], rows, 10))
+        self.assertIn('OVER', bench_cloud.verdict(rows[2], rows, 10))
+        slow = rows[0]._replace(audit_s=31.0)
+        self.assertIn('OVER', bench_cloud.verdict(slow, [slow], 10))

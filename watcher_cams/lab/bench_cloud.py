@@ -1,0 +1,245 @@
+"""``watcher-cams-lab bench-cloud``: one audit over thousands of nodes.
+
+Starts a RabbitMQ node of its own (:mod:`broker`), simulated agents for N
+hosts of G instances (:mod:`sim_agents`, a few processes), and runs the
+real strategy with the real oslo.messaging client on Watcher's compute
+model of those N nodes, as a decision engine would: the audit's reports
+are gathered over the broker, parsed, planned, and the policy state is
+saved back. Each N is audited twice: with every agent answering, and with
+``absent`` of them more that never answer (their queues exist, nobody
+consumes them: an agent that died). Prints the audit's wall time, the
+time in RPC, the planning time (the rest), the report bytes moved and the
+plan size; writes them as JSON and a PNG.
+"""
+
+import collections
+import math
+import multiprocessing
+import os
+import threading
+import time
+import typing
+
+import kombu
+import oslo_messaging as messaging
+
+from watcher_cams import conf as cams_conf
+from watcher_cams.lab import bench
+from watcher_cams.lab import broker
+from watcher_cams.lab import results as results_mod
+from watcher_cams.lab import runner
+from watcher_cams.lab import sim_agents
+from watcher_cams.lab import tables
+from watcher_cams.policy import compact
+from watcher_cams import rpcapi
+
+TARGET_S = 30.0
+READY_TIMEOUT_S = 900.0
+
+
+class Row(typing.NamedTuple):
+    nodes: int
+    absent: int
+    audit_s: float
+    rpc_s: float
+    plan_s: float
+    report_mb: float
+    actions: int
+    without_report: int
+
+
+class TimedAgent:
+    """The real client, noting when each kind of call began and ended.
+
+    An audit's reports are asked for at once: their span, not their sum,
+    is what the audit waited.
+    """
+
+    def __init__(self, agent, report_version):
+        self.agent = agent
+        self.report_version = report_version
+        self.spans = collections.defaultdict(lambda: [math.inf, 0.0])
+        self.answered = []
+        self._lock = threading.Lock()
+
+    def _timed(self, kind, call, host, *args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return call(host, *args, **kwargs)
+        finally:
+            end = time.perf_counter()
+            with self._lock:
+                span = self.spans[kind]
+                span[0], span[1] = min(span[0], start), max(span[1], end)
+
+    def get_report(self, host, timeout=None):
+        report = self._timed('report', self.agent.get_report, host,
+                             timeout=timeout,
+                             report_version=self.report_version)
+        with self._lock:
+            self.answered.append(host)
+        return report
+
+    def save_policy_state(self, host, states, timeout=None):
+        return self._timed('save', self.agent.save_policy_state, host,
+                           states, timeout=timeout)
+
+    def rpc_s(self):
+        return sum(max(0.0, end - start) for start, end in self.spans.values()
+                   if end)
+
+
+class SimulatedFleet:
+    """``processes`` processes serving the agents of hosts ``indices``."""
+
+    def __init__(self, url, topic, seed, indices, instances, processes):
+        ctx = multiprocessing.get_context('spawn')
+        self.ready, self.stop = ctx.Queue(), ctx.Event()
+        self.procs = [ctx.Process(
+            target=sim_agents.serve, daemon=True,
+            args=(url, topic, seed, indices[i::processes], instances,
+                  self.ready, self.stop)) for i in range(processes)]
+        self.report_bytes = {}
+
+    def __enter__(self):
+        for proc in self.procs:
+            proc.start()
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        for _ in self.procs:
+            self.report_bytes.update(self._next_ready(deadline)[1])
+        return self
+
+    def _next_ready(self, deadline):
+        while True:
+            try:
+                return self.ready.get(timeout=1.0)
+            except Exception:  # queue.Empty, re-exported by multiprocessing
+                if time.monotonic() > deadline or any(
+                        p.exitcode is not None for p in self.procs):
+                    raise RuntimeError('a simulated agents process failed '
+                                       'or did not start')
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        for proc in self.procs:
+            proc.join(timeout=30)
+            if proc.is_alive():
+                proc.kill()
+
+
+def _declare_dead_agents(url, topic, hosts):
+    """Queues of agents that died: messages reach them, nobody answers."""
+    exchange = sim_agents.agent_exchange()
+    with kombu.Connection(sim_agents.amqp_url(url)) as conn:
+        channel = conn.channel()
+        for host in hosts:
+            sim_agents.agent_queue(exchange, topic, host)(channel).declare()
+
+
+def audit(reports, agent, report_bytes, options):
+    """One audit of the hosts of ``reports``: a Row.
+
+    ``report_bytes``: {host: {report version: bytes the agent answers}}.
+    """
+    model = runner.compute_model(reports)
+    version = options['report_version']
+    timed = TimedAgent(agent, version)
+    planner = runner.prepare(options['strategy'], model, timed,
+                             options['params'])
+    start = time.perf_counter()
+    solution = planner.execute()
+    audit_s = time.perf_counter() - start
+    rpc_s = timed.rpc_s()
+    return Row(len(reports), 0, audit_s, rpc_s, audit_s - rpc_s,
+               sum(report_bytes[h][version] for h in timed.answered) / 1e6,
+               len(solution.actions), planner.hosts_without_report)
+
+
+def _client(url, topic, report_timeout):
+    conf = cams_conf.CONF
+    conf.set_override('topic', topic, 'watcher_cams_agent')
+    conf.set_override('report_timeout', report_timeout, 'watcher_cams_agent')
+    transport = messaging.get_rpc_transport(conf, url=url)
+    return transport, rpcapi.AgentAPI(conf, transport)
+
+
+def bench_fleet(url, nodes, options, out):
+    """The two audits (all agents; ``absent`` more dead) of ``nodes``."""
+    seed, instances = options['seed'], options['instances']
+    topic = 'watcher-cams-bench-%d' % nodes
+    dead = max(1, round(nodes * options['absent'])) \
+        if options['absent'] > 0 else 0
+    out('%d nodes x %d instances: building reports and %d simulated agents '
+        'processes' % (nodes, instances, options['processes']))
+    reports = [bench.host_report(seed, i, instances) for i in range(nodes)]
+    dead_reports = [bench.host_report(seed, nodes + i, instances)
+                    for i in range(dead)]
+    _declare_dead_agents(url, topic, [r['host'] for r in dead_reports])
+    transport, agent = _client(url, topic, options['report_timeout'])
+    try:
+        with SimulatedFleet(url, topic, seed, list(range(nodes)), instances,
+                            options['processes']) as fleet:
+            agent.get_report(reports[0]['host'])  # the transport's warm-up
+            out('  report per host: version 1 %.1f KB, version 2 %.1f KB'
+                % tuple(sum(b[v] for b in fleet.report_bytes.values())
+                        / 1e3 / nodes for v in (1, compact.VERSION)))
+            rows = [audit(reports, agent, fleet.report_bytes, options)]
+            out('  all agents: %.1f s' % rows[0].audit_s)
+            if dead:
+                row = audit(reports + dead_reports, agent,
+                            fleet.report_bytes, options)
+                rows.append(row._replace(absent=dead, nodes=nodes))
+                out('  %d absent: %.1f s' % (dead, row.audit_s))
+    finally:
+        transport.cleanup()
+    return rows
+
+
+def print_rows(rows, report_timeout, out):
+    out(tables.table(
+        ('nodes', 'absent', 'audit s', 'rpc s', 'plan s', 'reports MB',
+         'KB/host', 'actions', 'no report', 'target'),
+        [(r.nodes, r.absent, '%.1f' % r.audit_s, '%.1f' % r.rpc_s,
+          '%.1f' % r.plan_s, '%.0f' % r.report_mb,
+          '%.1f' % (r.report_mb * 1e3 / max(
+              1, r.nodes + r.absent - r.without_report)), r.actions,
+          r.without_report, verdict(r, rows, report_timeout))
+         for r in rows]))
+
+
+def verdict(row, rows, report_timeout):
+    """Against 30 s per audit, or one report timeout over all agents."""
+    if not row.absent:
+        return 'ok' if row.audit_s <= TARGET_S else 'OVER %.0f s' % TARGET_S
+    base = [r for r in rows if r.nodes == row.nodes and not r.absent][0]
+    added = row.audit_s - base.audit_s
+    return ('+%.1f s ok' if added <= report_timeout else
+            '+%.1f s OVER 1 timeout') % added
+
+
+def run(nodes=(200, 1000, 5000), instances=40, absent=0.01,
+        strategy='cache_aware_balloon', params=None, processes=2,
+        report_timeout=30, seed=1, outdir='lab-results/bench-cloud',
+        out=print, report_version=compact.VERSION):
+    """Audit fleets of ``nodes`` simulated hosts; the Rows.
+
+    ``report_version`` 1 asks the agents for whole version-1 reports,
+    as agents older than API 1.3 answer.
+    """
+    options = dict(instances=instances, absent=absent, strategy=strategy,
+                   params=params or {'mode': 'utility'},
+                   processes=processes, report_timeout=report_timeout,
+                   seed=seed, report_version=report_version)
+    rows = []
+    os.makedirs(outdir, exist_ok=True)
+    out('starting a private RabbitMQ node')
+    with broker.private_rabbitmq() as url:
+        for count in nodes:
+            rows += bench_fleet(url, count, options, out)
+    print_rows(rows, report_timeout, out)
+    from watcher_cams.lab.sim import plots  # matplotlib: the 'lab' extra
+    png = plots.audit_times(rows, instances, outdir)
+    path = results_mod.write(outdir, {
+        'options': options, 'rows': [r._asdict() for r in rows]}, [])
+    out('wrote %s and %s' % (path, png))
+    return rows

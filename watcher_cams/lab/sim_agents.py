@@ -1,0 +1,149 @@
+"""Simulated agents: one process answers for the agents of many hosts.
+
+bench-cloud needs thousands of agents on one small machine. A real agent
+is an oslo.messaging server per host, each with its own AMQP connection
+and threads: thousands of them would measure this machine, not the
+decision engine. A simulated agents process instead consumes the queue of
+every host it serves (the queue a real agent's server declares:
+``<topic>.<host>`` bound to the ``watcher_cams`` topic exchange) on one
+kombu connection, and answers in oslo.messaging's message envelope
+(version 2.0) on the caller's reply queue. So the caller's side is all
+real: its oslo.messaging client and transport, the strategy, Watcher's
+model. Reports are bench-plan's synthetic ones (``bench.host_report``),
+encoded once per host.
+"""
+
+import json
+import os
+import socket
+import uuid
+
+import kombu
+
+from watcher_cams.lab import bench
+from watcher_cams.policy import compact
+from watcher_cams import rpc_common
+
+# oslo.messaging's envelope around every message (its _drivers.common).
+ENVELOPE = '{"oslo.version": "2.0", "oslo.message": %s}'
+# Requests one process takes from the broker before it has answered them.
+PREFETCH = 256
+
+
+class SimulatedHost:
+    """What one host's agent answers; balloon sizes follow set_balloon."""
+
+    def __init__(self, report):
+        self.name = report['host']
+        self.sizes_mb = {g['uuid']: g['actual_mb'] for g in report['guests']}
+        report = dict(report, age_s=0.0)
+        # {report version: its JSON}, as an agent of API 1.3 answers.
+        self.reports = {1: json.dumps(report),
+                        compact.VERSION: json.dumps(compact.compact(report))}
+        self.policy_state = {}
+
+    def get_report(self, report_version=1):
+        return self.reports[report_version]
+
+    def save_policy_state(self, states):
+        for uuid_, state in states.items():
+            self.policy_state.setdefault(uuid_, {}).update(state)
+        return json.dumps({'saved': sorted(states)})
+
+    def get_state(self):
+        return json.dumps({'host': self.name, 'enabled': True,
+                           'running': sorted(self.sizes_mb),
+                           'instances': {}})
+
+    def set_balloon(self, instance, target_mb, **_):
+        previous = self.sizes_mb[instance]
+        self.sizes_mb[instance] = target_mb
+        return json.dumps({'previous_mb': previous, 'actual_mb': target_mb})
+
+
+def agent_queue(exchange, topic, host):
+    """The queue a real agent of ``host`` consumes, as its server declares."""
+    name = '%s.%s' % (topic, host)
+    return kombu.Queue(name, exchange, routing_key=name, durable=False,
+                       auto_delete=False)
+
+
+def amqp_url(transport_url):
+    """kombu's name for oslo.messaging's ``rabbit://`` URL."""
+    return transport_url.replace('rabbit://', 'amqp://', 1)
+
+
+def agent_exchange():
+    """The topic exchange the client publishes to (oslo.messaging's way)."""
+    return kombu.Exchange(rpc_common.EXCHANGE, type='topic', durable=False,
+                          auto_delete=False)
+
+
+def reply_body(result_json, msg_id, failure=None):
+    """An oslo.messaging reply (its AMQPIncomingMessage._send_reply)."""
+    inner = ('{"result": %s, "failure": %s, "ending": true, '
+             '"_msg_id": %s, "_unique_id": "%s"}'
+             % (result_json, json.dumps(failure), json.dumps(msg_id),
+                uuid.uuid4().hex))
+    return ENVELOPE % json.dumps(inner)
+
+
+def failure(exc):
+    """An exception as oslo.messaging serializes it for the caller."""
+    return json.dumps({'class': type(exc).__name__,
+                       'module': 'watcher_cams.lab.sim_agents',
+                       'message': str(exc), 'tb': [], 'args': [str(exc)],
+                       'kwargs': {}})
+
+
+class Responder:
+    """Answers the requests that reach one process's queues."""
+
+    def __init__(self, hosts, topic, producer):
+        self.hosts = hosts  # {name: SimulatedHost}
+        self.prefix = topic + '.'
+        self.producer = producer
+
+    def __call__(self, body, message):
+        message.ack()
+        request = json.loads(body['oslo.message'])
+        host = self.hosts[message.delivery_info['routing_key'].removeprefix(
+            self.prefix)]
+        args = request.get('args') or {}
+        try:
+            result, failed = getattr(host, request['method'])(**args), None
+        except (AttributeError, KeyError, TypeError) as exc:
+            result, failed = 'null', failure(exc)
+        if request.get('_msg_id'):  # a call, not a cast
+            self.producer.publish(
+                reply_body(result, request['_msg_id'], failed), exchange='',
+                routing_key=request['_reply_q'],
+                content_type='application/json', content_encoding='utf-8')
+
+
+def serve(url, topic, seed, indices, instances, ready, stop):
+    """Serve hosts ``indices``; put (pid, {host: {version: bytes}}) on ready.
+
+    The target of a ``multiprocessing`` process: runs until ``stop`` is set.
+    """
+    hosts = {}
+    for index in indices:
+        host = SimulatedHost(bench.host_report(seed, index, instances))
+        hosts[host.name] = host
+    exchange = agent_exchange()
+    with kombu.Connection(amqp_url(url)) as conn:
+        conn.ensure_connection(max_retries=20)
+        channel = conn.channel()
+        channel.basic_qos(0, PREFETCH, False)
+        responder = Responder(hosts, topic, kombu.Producer(conn.channel()))
+        queues = [agent_queue(exchange, topic, name) for name in hosts]
+        with kombu.Consumer(channel, queues, callbacks=[responder],
+                            accept=['json']):
+            ready.put((os.getpid(), {
+                name: {v: len(text) for v, text in h.reports.items()}
+                for name, h in hosts.items()}))
+            while not stop.is_set():
+                try:
+                    conn.drain_events(timeout=0.5)
+                except socket.timeout:
+                    pass
