@@ -81,11 +81,6 @@ def get_reports(agent, hosts, conf=None):
     return each_host(hosts, agent.get_report, conf)
 
 
-def report_answers(agent, hosts, conf=None):
-    """(host, report or error) as each answer comes (:func:`answers`)."""
-    return answers(hosts, agent.get_report, conf)
-
-
 def save_policy_states(agent, states, conf=None):
     """{host: None, or the error} for {host: {uuid: {key: state}}}.
 
@@ -101,19 +96,9 @@ def save_policy_states(agent, states, conf=None):
 def each_host(hosts, call, conf=None):
     """{host: call(host, timeout=seconds left), or the agent's error}.
 
-    In the order of ``hosts``; see :func:`answers`.
-    """
-    found = dict(answers(hosts, call, conf))
-    return {host: found[host] for host in hosts}
-
-
-def answers(hosts, call, conf=None):
-    """(host, call(host, timeout=seconds left) or the agent's error).
-
-    Yielded as each comes, so that the caller works on one answer while
-    the others are on their way. ``report_concurrency`` calls at a time,
-    all within one ``report_timeout``; a host whose turn comes after that
-    deadline is AgentUnreachable unasked.
+    ``report_concurrency`` calls at a time, all within one
+    ``report_timeout``; a host whose turn comes after that deadline is
+    AgentUnreachable unasked.
     """
     opts = (conf or CONF).watcher_cams_agent
     deadline = time.monotonic() + opts.report_timeout
@@ -129,13 +114,11 @@ def answers(hosts, call, conf=None):
             return exc
 
     if not hosts:
-        return
+        return {}
     workers = min(opts.report_concurrency, len(hosts))
     with futures.ThreadPoolExecutor(max_workers=workers,
                                     thread_name_prefix='cams-agent') as pool:
-        asked = {pool.submit(one, host): host for host in hosts}
-        for done in futures.as_completed(asked):
-            yield asked[done], done.result()
+        return dict(zip(hosts, pool.map(one, hosts)))
 
 
 class UsesAgent:

@@ -174,11 +174,8 @@ class CamsStrategy(rpcapi.UsesAgent, base.BaseStrategy,
         params = self.policy_params()
         cfg = self.guard_config
         for host, node in self.collect_hosts(cfg):
-            self.plans.append(self.plan_host(host, node, params, cfg))
-        # Hosts are planned as their reports come: the plan goes by name.
-        self.plans.sort(key=lambda plan: plan.host)
-        self.hosts.sort(key=lambda host: host.name)
-        for plan in self.plans:
+            plan = self.plan_host(host, node, params, cfg)
+            self.plans.append(plan)
             self.add_plan_actions(plan)
         self.save_policy_states()
 
@@ -217,27 +214,26 @@ class CamsStrategy(rpcapi.UsesAgent, base.BaseStrategy,
         """Yield (HostView, node) for every usable host in the audit scope.
 
         The reports of all of them are asked for at once
-        (rpcapi.report_answers), and each host is yielded as its report
-        comes: the audit waits one report_timeout at most, however many
-        agents are down, and plans while the other reports travel.
+        (rpcapi.get_reports): the audit waits one report_timeout at most,
+        however many agents are down.
         """
         scope = self._nodes_in_scope()
-        missing = {}
-        for hostname, raw in rpcapi.report_answers(self.agent,
-                                                   sorted(scope)):
+        reports = rpcapi.get_reports(self.agent, sorted(scope))
+        missing = {h: exc for h, exc in reports.items()
+                   if isinstance(exc, Exception)}
+        self.hosts_without_report = len(missing)
+        if missing:
+            LOG.warning('%s: %d of %d hosts left out of this audit, no '
+                        'usable report: %s', self.NAME, len(missing),
+                        len(reports), _some_errors(missing))
+        for hostname, raw in sorted(reports.items()):
             if isinstance(raw, Exception):
-                missing[hostname] = raw
                 continue
             node, instances = scope[hostname]
             host = self._host_view(node, instances, raw)
             if host is not None:
                 self.hosts.append(host)
                 yield host, node
-        self.hosts_without_report = len(missing)
-        if missing:
-            LOG.warning('%s: %d of %d hosts left out of this audit, no '
-                        'usable report: %s', self.NAME, len(missing),
-                        len(scope), _some_errors(missing))
 
     def _nodes_in_scope(self):
         """{hostname: (node, {uuid: instance})}: nodes up, with instances."""

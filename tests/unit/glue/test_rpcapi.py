@@ -5,8 +5,6 @@ serialized and dispatched to a real RPC server exactly as over RabbitMQ.
 The functional tests of the agent repeat this over a real RabbitMQ.
 """
 
-import threading
-
 import fixtures
 from oslo_config import cfg
 import oslo_messaging as messaging
@@ -212,23 +210,6 @@ class TestGetReports(base.TestCase):
         self.assertEqual([{'host': h} for h in hosts], list(reports.values()))
         self.assertEqual(sorted(hosts), sorted(h for h, _ in agent.asked))
         self.assertEqual({}, rpcapi.get_reports(agent, []))
-
-    def test_each_answer_comes_as_soon_as_it_is_there(self):
-        # cmp-slow answers only once the caller has cmp-fast's report in
-        # hand: all answers at the end, it would wait its 10 s out.
-        fast_taken = threading.Event()
-
-        class Slow(WaitingAgent):
-            def get_report(self, host, timeout=None):
-                if host == 'cmp-slow':
-                    return {'after_fast': fast_taken.wait(timeout=10)}
-                return {'host': host}
-
-        answers = rpcapi.report_answers(Slow(self.clock, ()),
-                                        ['cmp-slow', 'cmp-fast'])
-        self.assertEqual(('cmp-fast', {'host': 'cmp-fast'}), next(answers))
-        fast_taken.set()
-        self.assertEqual([('cmp-slow', {'after_fast': True})], list(answers))
 
     def test_an_agent_error_is_returned_not_raised(self):
         class Refusing(WaitingAgent):
