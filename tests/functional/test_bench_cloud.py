@@ -8,17 +8,24 @@ agents must cost the audit one report timeout, not one each.
 import json
 import os
 import subprocess
+import threading
 
 import fixtures
+import oslo_messaging as messaging
+import psutil
 import testtools
 
+from watcher_cams import conf as cams_conf
 from watcher_cams.lab import bench
 from watcher_cams.lab import bench_cloud
 from watcher_cams.lab import broker
+from watcher_cams.lab import runner
 from watcher_cams.policy import compact
+from watcher_cams import rpcapi
 
 NODES = 30
 TIMEOUT_S = 3
+TOPIC = 'watcher-cams-functional-flat'
 
 
 class TestBenchCloud(testtools.TestCase):
@@ -45,6 +52,53 @@ class TestBenchCloud(testtools.TestCase):
             self.assertEqual(2, len(json.load(f)['rows']))
         self.assertTrue(os.path.exists(os.path.join(
             outdir, 'bench-cloud-audit-seconds.png')))
+
+    def test_connections_and_threads_stay_flat(self):
+        """100 audits and 1,000 actions on the process's one client."""
+        with broker.private_rabbitmq() as url:
+            self._use_broker(url)
+            with bench_cloud.SimulatedFleet(url, TOPIC, 1, [0, 1, 2], 4, 1):
+                reports = [bench.host_report(1, i, 4) for i in range(3)]
+                model = runner.compute_model(reports)
+                actions = self._audits(model, 10)  # the first client made
+                port = int(url.rsplit(':', 1)[1].strip('/'))
+                before = self._connections(port), threading.active_count()
+                actions += self._audits(model, 90)
+                balloons = [a for a in actions
+                            if a['action_type'] == 'cams_balloon']
+                self.assertTrue(balloons)
+                outcomes = runner.apply_actions(
+                    (balloons * 1000)[:1000], agent=None)
+                self.assertEqual({'SUCCEEDED'}, {o for _, o in outcomes})
+                after = self._connections(port), threading.active_count()
+                for client in rpcapi._SHARED.values():  # before the broker
+                    client._transport.cleanup()
+        self.assertEqual(before, after)
+        self.assertLessEqual(before[0], 4)
+
+    def _use_broker(self, url):
+        """The global CONF's transport, as Watcher's services have it."""
+        conf = cams_conf.CONF
+        messaging.get_rpc_transport(conf, url=url).cleanup()  # its options
+        for name, value, group in (('transport_url', url, None),
+                                   ('topic', TOPIC, 'watcher_cams_agent')):
+            conf.set_override(name, value, group)
+            self.addCleanup(conf.clear_override, name, group)
+        self.useFixture(fixtures.MockPatchObject(rpcapi, '_SHARED', {}))
+
+    @staticmethod
+    def _audits(model, count):
+        actions = []
+        for _ in range(count):
+            # No agent given: the strategy takes the process's shared one.
+            _, solution = runner.run('cache_aware_balloon', model, None)
+            actions += solution.actions
+        return actions
+
+    @staticmethod
+    def _connections(port):
+        return sum(1 for c in psutil.Process().net_connections('tcp')
+                   if c.raddr and c.raddr.port == port)
 
     def test_the_private_node_is_gone_afterwards(self):
         with broker.private_rabbitmq() as url:

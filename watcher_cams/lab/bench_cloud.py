@@ -13,6 +13,7 @@ plan size; writes them as JSON and a PNG.
 """
 
 import collections
+import contextlib
 import math
 import multiprocessing
 import os
@@ -34,6 +35,7 @@ from watcher_cams.policy import compact
 from watcher_cams import rpcapi
 
 TARGET_S = 30.0
+TARGET_NODES = 5000
 READY_TIMEOUT_S = 900.0
 
 
@@ -155,12 +157,20 @@ def audit(reports, agent, report_bytes, options):
                len(solution.actions), planner.hosts_without_report)
 
 
+@contextlib.contextmanager
 def _client(url, topic, report_timeout):
+    """An AgentAPI on ``url``; the strategies read the global CONF."""
     conf = cams_conf.CONF
-    conf.set_override('topic', topic, 'watcher_cams_agent')
-    conf.set_override('report_timeout', report_timeout, 'watcher_cams_agent')
+    overrides = {'topic': topic, 'report_timeout': report_timeout}
+    for name, value in overrides.items():
+        conf.set_override(name, value, 'watcher_cams_agent')
     transport = messaging.get_rpc_transport(conf, url=url)
-    return transport, rpcapi.AgentAPI(conf, transport)
+    try:
+        yield rpcapi.AgentAPI(conf, transport)
+    finally:
+        transport.cleanup()
+        for name in overrides:
+            conf.clear_override(name, 'watcher_cams_agent')
 
 
 def bench_fleet(url, nodes, options, out):
@@ -172,26 +182,26 @@ def bench_fleet(url, nodes, options, out):
     out('%d nodes x %d instances: building reports and %d simulated agents '
         'processes' % (nodes, instances, options['processes']))
     reports = [bench.host_report(seed, i, instances) for i in range(nodes)]
-    dead_reports = [bench.host_report(seed, nodes + i, instances)
+    # Named to be asked among the others (hosts are asked by name): each
+    # holds one of report_concurrency callers until the deadline.
+    dead_reports = [dict(bench.host_report(seed, nodes + i, instances),
+                         host='cmp-%04d-down' % (i * nodes // dead))
                     for i in range(dead)]
     _declare_dead_agents(url, topic, [r['host'] for r in dead_reports])
-    transport, agent = _client(url, topic, options['report_timeout'])
-    try:
-        with SimulatedFleet(url, topic, seed, list(range(nodes)), instances,
-                            options['processes']) as fleet:
-            agent.get_report(reports[0]['host'])  # the transport's warm-up
-            out('  report per host: version 1 %.1f KB, version 2 %.1f KB'
-                % tuple(sum(b[v] for b in fleet.report_bytes.values())
-                        / 1e3 / nodes for v in (1, compact.VERSION)))
-            rows = [audit(reports, agent, fleet.report_bytes, options)]
-            out('  all agents: %.1f s' % rows[0].audit_s)
-            if dead:
-                row = audit(reports + dead_reports, agent,
-                            fleet.report_bytes, options)
-                rows.append(row._replace(absent=dead, nodes=nodes))
-                out('  %d absent: %.1f s' % (dead, row.audit_s))
-    finally:
-        transport.cleanup()
+    with _client(url, topic, options['report_timeout']) as agent, \
+            SimulatedFleet(url, topic, seed, list(range(nodes)), instances,
+                           options['processes']) as fleet:
+        agent.get_report(reports[0]['host'])  # the transport's warm-up
+        out('  report per host: version 1 %.1f KB, version 2 %.1f KB'
+            % tuple(sum(b[v] for b in fleet.report_bytes.values())
+                    / 1e3 / nodes for v in (1, compact.VERSION)))
+        rows = [audit(reports, agent, fleet.report_bytes, options)]
+        out('  all agents: %.1f s' % rows[0].audit_s)
+        if dead:
+            row = audit(reports + dead_reports, agent,
+                        fleet.report_bytes, options)
+            rows.append(row._replace(absent=dead, nodes=nodes))
+            out('  %d absent: %.1f s' % (dead, row.audit_s))
     return rows
 
 
@@ -205,6 +215,33 @@ def print_rows(rows, report_timeout, out):
               1, r.nodes + r.absent - r.without_report)), r.actions,
           r.without_report, verdict(r, rows, report_timeout))
          for r in rows]))
+
+
+def growth(rows):
+    """Lines: the largest fleet within TARGET_S, seconds per node beyond.
+
+    From the two largest fleets with every agent answering: how an audit
+    grows, where it reaches TARGET_S, and TARGET_NODES by that growth.
+    """
+    full = sorted((r for r in rows if not r.absent), key=lambda r: r.nodes)
+    within = [r.nodes for r in full if r.audit_s <= TARGET_S]
+    lines = ['largest fleet audited within %.0f s: %s' % (
+        TARGET_S, max(within) if within else 'none')]
+    if len(full) < 2 or full[-1].nodes == full[-2].nodes:
+        return lines
+    small, large = full[-2], full[-1]
+    per_node = (large.audit_s - small.audit_s) / (large.nodes - small.nodes)
+    if per_node <= 0:
+        return lines
+    lines.append(
+        'growth %.2f ms per node (%d -> %d nodes): %.0f s reached near %d '
+        'nodes; %d nodes %s %.1f s' % (
+            per_node * 1e3, small.nodes, large.nodes, TARGET_S,
+            small.nodes + (TARGET_S - small.audit_s) / per_node,
+            TARGET_NODES, 'measured' if large.nodes == TARGET_NODES
+            else 'extrapolated',
+            large.audit_s + per_node * (TARGET_NODES - large.nodes)))
+    return lines
 
 
 def verdict(row, rows, report_timeout):
@@ -237,6 +274,8 @@ def run(nodes=(200, 1000, 5000), instances=40, absent=0.01,
         for count in nodes:
             rows += bench_fleet(url, count, options, out)
     print_rows(rows, report_timeout, out)
+    for line in growth(rows):
+        out(line)
     from watcher_cams.lab.sim import plots  # matplotlib: the 'lab' extra
     png = plots.audit_times(rows, instances, outdir)
     path = results_mod.write(outdir, {

@@ -32,6 +32,7 @@ import dataclasses
 
 from watcher_cams.policy import cache_value
 from watcher_cams.policy import cams
+from watcher_cams.policy import exchange
 from watcher_cams.policy import guards
 from watcher_cams.policy import host_only
 from watcher_cams.policy import model
@@ -108,11 +109,10 @@ def _moves(host, cfg, params, curves):
     delta = dict.fromkeys(guests, 0)
     threshold = params.min_value / 1024.0  # per MiB moved
     saved, measured = 0.0, set()
-    prices = _Prices(curves, g_mb)
+    market = exchange.Exchange(curves, delta, up, down, g_mb)
     while True:
-        taker, gain, t_left = _best_taker(prices.slope, delta, up, g_mb)
-        donor, loss, d_room = _cheapest_donor(prices.loss, delta, down, g_mb,
-                                              taker)
+        taker, gain, t_left = market.best_taker()
+        donor, loss, d_room = market.cheapest_donor(taker)
         if donor is None or gain - loss * (1 + params.value_band) <= (
                 threshold):
             break
@@ -129,6 +129,7 @@ def _moves(host, cfg, params, curves):
             - curves[taker].gain(delta[taker]) - amount * loss
         delta[taker] += amount
         delta[donor] -= amount
+        market.moved(taker, donor)
     return delta, saved, measured
 
 
@@ -138,55 +139,11 @@ def _donor_rooms(host, cfg, curves):
             if c.resized <= 0 else 0 for u, c in curves.items()}
 
 
-class _Prices:
-    """Each guest's prices at a size, each computed once in a plan.
-
-    A round of the greedy loop moves memory between two guests: pricing
-    all of them again every round made planning a 5,000-host audit mostly
-    this. Curves do not change while a host is planned.
-    """
-
-    def __init__(self, curves, g_mb):
-        self.curves, self.g_mb = curves, g_mb
-        self._slopes, self._losses = {}, {}
-
-    def slope(self, uuid, delta_mb):
-        """ValueCurve.hull_at ``delta_mb`` from the guest's size."""
-        key = (uuid, delta_mb)
-        if key not in self._slopes:
-            self._slopes[key] = self.curves[uuid].hull_at(delta_mb)
-        return self._slopes[key]
-
-    def loss(self, uuid, delta_mb):
-        """Per MiB of the next granule given at ``delta_mb`` (<= 0)."""
-        key = (uuid, delta_mb)
-        if key not in self._losses:
-            self._losses[key] = self.curves[uuid].loss_at(-delta_mb,
-                                                          self.g_mb)
-        return self._losses[key]
-
-
-def _best_taker(slope_at, delta, up, g_mb):
-    """(uuid, gain per MiB, MiB at that gain within its room) or Nones.
-
-    ``slope_at(uuid, delta_mb)``: _Prices.slope.
-    """
-    taker, gain, left = None, 0.0, 0
-    for u in sorted(delta):
-        d = delta[u]
-        if d >= 0 and up[u] - d >= g_mb:
-            slope, seg_left = slope_at(u, d)
-            if taker is None or slope > gain:
-                taker, gain = u, slope
-                left = min(up[u] - d, max(seg_left, g_mb))
-    return taker, gain, left
-
-
 def _cheapest_donor(loss_at, delta, down, g_mb, taker):
     """(uuid, loss per MiB, MiB it may still give) or Nones.
 
     ``loss_at(uuid, delta_mb)``: the loss per MiB of giving ``g_mb`` more
-    (_Prices.loss, or a probe's prior for losses never measured).
+    (for a probe, its prior where a loss was never measured).
     """
     donor, loss, room = None, 0.0, 0
     if taker is None:

@@ -102,6 +102,16 @@ class TestFigures(testtools.TestCase):
         agent.spans['save'] = [4.0, 4.5]
         self.assertEqual(2.5, agent.rpc_s())
 
+    def test_growth_and_where_the_target_is_reached(self):
+        rows = [bench_cloud.Row(1000, 0, 10.0, 5.0, 5.0, 40.0, 10, 0),
+                bench_cloud.Row(2000, 0, 20.0, 10.0, 10.0, 80.0, 10, 0),
+                bench_cloud.Row(2000, 20, 40.0, 30.0, 10.0, 80.0, 10, 20)]
+        self.assertEqual(
+            ['largest fleet audited within 30 s: 2000',
+             'growth 10.00 ms per node (1000 -> 2000 nodes): 30 s reached '
+             'near 3000 nodes; 5000 nodes extrapolated 50.0 s'],
+            bench_cloud.growth(rows))
+
     def test_dead_agents_are_judged_against_one_timeout(self):
         rows = [bench_cloud.Row(100, 0, 5.0, 1.0, 4.0, 6.0, 10, 0),
                 bench_cloud.Row(100, 1, 14.0, 10.0, 4.0, 6.0, 10, 1),
