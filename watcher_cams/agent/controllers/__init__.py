@@ -14,7 +14,7 @@ class UnknownInstance(LookupError):
 
 
 class NoCollection(RuntimeError):
-    """The agent has no collection to report yet (it just started)."""
+    """No collection in time: just started, or collecting after a change."""
 
 
 # Changes a guest's record can undo, newest last.
