@@ -151,6 +151,8 @@ class AgentAPI:
                                   topic=self._conf.watcher_cams_agent.topic,
                                   version=self.VERSION)
         self._client = messaging.get_rpc_client(self._transport, target)
+        # (host, version) found older: warned once, not every audit.
+        self._older = set()
 
     def _call(self, host, method, timeout, **kwargs):
         # A call without a change id asks 1.0, which every agent serves.
@@ -174,8 +176,11 @@ class AgentAPI:
         except AgentError as exc:
             if exc.exc_type != 'UnsupportedVersion':
                 raise
-        LOG.warning('watcher-cams-agent on %s is older than API %s: %s %s',
-                    host, version, method, older_means)
+        if (host, version) not in self._older:
+            self._older.add((host, version))
+            LOG.warning('watcher-cams-agent on %s is older than API %s: %s '
+                        '%s (said once per host)', host, version, method,
+                        older_means)
         arguments = {k: v for k, v in kwargs.items()
                      if k not in NEWER_ARGUMENTS}
         return self._send(host, method, timeout, '1.0', arguments)

@@ -113,7 +113,10 @@ class TestAgentAPI(base.TestCase):
         self.serve('cmp-d', EndpointWithCompactReports())
         self.assertEqual({'host': 'cmp-d', 'version': compact.VERSION},
                          self.api.get_report('cmp-d'))
-        self.assertEqual('cmp-a', self.api.get_report('cmp-a')['host'])
+        logs = self.useFixture(fixtures.FakeLogger(name='watcher_cams'))
+        for _ in range(3):  # an audit after the other
+            self.assertEqual('cmp-a', self.api.get_report('cmp-a')['host'])
+        self.assertEqual(1, logs.output.count('older than API 1.3'))
 
     def test_overview_needs_a_1_2_agent(self):
         exc = self.assertRaises(rpcapi.AgentError, self.api.get_overview,
