@@ -36,7 +36,6 @@ class SimulatedHost:
     def __init__(self, report):
         self.name = report['host']
         self.sizes_mb = {g['uuid']: g['actual_mb'] for g in report['guests']}
-        report = dict(report, age_s=0.0)
         # {report version: its JSON}, as an agent of API 1.3 answers.
         self.reports = {1: json.dumps(report),
                         compact.VERSION: json.dumps(compact.compact(report))}
