@@ -139,21 +139,19 @@ def _donor_rooms(host, cfg, curves):
             if c.resized <= 0 else 0 for u, c in curves.items()}
 
 
-def _cheapest_donor(loss_at, delta, down, g_mb, taker):
-    """(uuid, loss per MiB, MiB it may still give) or Nones.
+def _cheapest_probe_donor(curves, down, need_mb, taker):
+    """(uuid, loss per MiB, MiB it may give) for a probe of ``need_mb``.
 
-    ``loss_at(uuid, delta_mb)``: the loss per MiB of giving ``g_mb`` more
-    (for a probe, its prior where a loss was never measured).
+    The guest other than ``taker`` that can give ``need_mb`` at the least
+    loss, priced by ValueCurve.probe_loss_at (a loss never measured by its
+    exploration prior); Nones when none can.
     """
     donor, loss, room = None, 0.0, 0
-    if taker is None:
-        return donor, loss, room
-    for u in sorted(delta):
-        d = delta[u]
-        if u != taker and d <= 0 and down[u] + d >= g_mb:
-            u_loss = loss_at(u, d)
+    for u in sorted(curves):
+        if u != taker and down[u] >= need_mb:
+            u_loss = curves[u].probe_loss_at(0, need_mb)
             if donor is None or u_loss < loss:
-                donor, loss, room = u, u_loss, down[u] + d
+                donor, loss, room = u, u_loss, down[u]
     return donor, loss, room
 
 
@@ -279,16 +277,11 @@ def _probe_donor(curves, down, taker, amount, params):
     The cheapest guest that can give all of it or, where none can, as much
     of it as one can (a step measured all the same).
     """
-    no_moves = dict.fromkeys(curves, 0)
-    donor, loss, _ = _cheapest_donor(
-        lambda u, d: curves[u].probe_loss_at(-d, amount), no_moves, down,
-        amount, taker)
+    donor, loss, _ = _cheapest_probe_donor(curves, down, amount, taker)
     if donor is not None:
         return donor, amount, loss
     g_mb = params.granule_mb
-    donor, _, room = _cheapest_donor(
-        lambda u, d: curves[u].probe_loss_at(-d, g_mb), no_moves, down,
-        g_mb, taker)
+    donor, _, room = _cheapest_probe_donor(curves, down, g_mb, taker)
     if donor is None:
         return None, 0, 0.0
     amount = min(amount, room - room % g_mb)
