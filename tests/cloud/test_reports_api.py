@@ -60,7 +60,10 @@ class TestReportsApi(testtools.TestCase):
             code, body = self.overview(base.NODE, admin)
             self.assertEqual(200, code, body)
             mine = [i for i in body['instances'] if i['uuid'] == server]
-            if mine and mine[0]['cache_mb'] is not None:
+            # The balloon gives cache_mb before the guest agent answers;
+            # the guest is ready when both are in.
+            if (mine and mine[0]['cache_mb'] is not None
+                    and mine[0]['agent'] == 'ok'):
                 break
             self.assertLess(time.monotonic(), deadline, body)
             time.sleep(5)
