@@ -73,7 +73,7 @@ function start_watcher_cams_dashboard {
 }
 
 # configure_watcher_cams_watcher - Watcher's drop-in file: planner weights
-# and parallelization of cams_balloon/cams_pin_vcpus, the reverting
+# and parallelization of the cams actions, the reverting
 # workflow engine
 function configure_watcher_cams_watcher {
     sudo install -d -o "$STACK_USER" "$WATCHER_CAMS_WATCHER_CONF_D"

@@ -57,6 +57,15 @@ class HostAccount:
         """
         return delta_mb <= 0 or delta_mb <= self.headroom_mb
 
+    def resized(self, delta_mb):
+        """This account after the guests' total changed by ``delta_mb``.
+
+        For a batch of changes checked against one collection: each grow
+        sees what the shrinks before it freed.
+        """
+        return dataclasses.replace(
+            self, guests_actual_mb=self.guests_actual_mb + int(delta_mb))
+
     def as_dict(self):
         data = dataclasses.asdict(self)
         data['merged_pages'] = dict(self.merged_pages)

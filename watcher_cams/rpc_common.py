@@ -15,9 +15,17 @@ API version history:
 * 1.3 - get_report takes an optional report_version: 2 asks for the
   compact report (:mod:`watcher_cams.policy.compact`); without it the
   agent answers version 1, as before
+* 1.4 - set_balloons and revert_balloons: one host's ordered balloon
+  changes in one call, recorded and reverted under one change id
 """
 
-VERSION = '1.3'
+VERSION = '1.4'
+# Balloon changes one set_balloons call (and one cams_host_balloon action)
+# carries at most: 256 targets with their reasons stay well inside the
+# 64 KiB Watcher's database keeps for an action's parameters.
+MAX_BATCH = 256
+# Characters of one target's reason in a batch.
+MAX_BATCH_REASON = 160
 
 # An explicit exchange: the processes that call the agents (Watcher's decision
 # engine and applier) set their own control_exchange ('watcher'), the agent

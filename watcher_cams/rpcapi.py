@@ -32,6 +32,8 @@ REMOTE_SUFFIX = '_Remote'
 NEWER_ARGUMENTS = ('change_id', 'report_version')
 # Seconds an RPC call needs at least to be worth making.
 MIN_CALL_S = 0.5
+# Hosts (or guests) named in one log line of errors; the rest counted.
+ERRORS_LOGGED = 5
 
 
 class AgentUnreachable(Exception):
@@ -50,6 +52,14 @@ class AgentError(Exception):
         self.host, self.method, self.exc_type = host, method, exc_type
         super().__init__('watcher-cams-agent on %s failed %s: %s: %s'
                          % (host, method, exc_type, detail))
+
+
+def some_errors(errors):
+    """{host or guest: error} for one log line: the first few, counted."""
+    first = sorted(errors)[:ERRORS_LOGGED]
+    more = len(errors) - len(first)
+    return '; '.join(str(errors[h]) for h in first) + (
+        ' (and %d more)' % more if more else '')
 
 
 _SHARED = {}
@@ -176,14 +186,17 @@ class AgentAPI:
         except AgentError as exc:
             if exc.exc_type != 'UnsupportedVersion':
                 raise
+        self._warn_older(host, version, method, older_means)
+        arguments = {k: v for k, v in kwargs.items()
+                     if k not in NEWER_ARGUMENTS}
+        return self._send(host, method, timeout, '1.0', arguments)
+
+    def _warn_older(self, host, version, method, older_means):
         if (host, version) not in self._older:
             self._older.add((host, version))
             LOG.warning('watcher-cams-agent on %s is older than API %s: %s '
                         '%s (said once per host)', host, version, method,
                         older_means)
-        arguments = {k: v for k, v in kwargs.items()
-                     if k not in NEWER_ARGUMENTS}
-        return self._send(host, method, timeout, '1.0', arguments)
 
     def _send(self, host, method, timeout, version, kwargs):
         cctxt = self._client.prepare(server=host, timeout=timeout,
@@ -244,6 +257,60 @@ class AgentAPI:
                           self._conf.watcher_cams_agent.action_timeout,
                           instance=instance, target_mb=int(target_mb),
                           reason=reason, change_id=change_id)
+
+    def set_balloons(self, host, targets, reason='', change_id=None):
+        """Resize several guests of ``host`` in order, in one call.
+
+        ``targets``: [{'instance', 'target_mb', 'reason'}], shrinks first.
+        Answers {'changed': {uuid: {previous_mb, actual_mb}}, 'gone':
+        [uuid]}.
+        """
+        return self._batch(
+            host, 'set_balloons', len(targets),
+            {'targets': targets, 'reason': reason, 'change_id': change_id},
+            lambda: self._set_each(host, targets, reason, change_id))
+
+    def _set_each(self, host, targets, reason, change_id):
+        changed, gone = {}, []
+        for target in targets:
+            try:
+                changed[target['instance']] = self.set_balloon(
+                    host, target['instance'], target['target_mb'],
+                    target.get('reason') or reason, change_id)
+            except AgentError as exc:
+                if exc.exc_type != 'UnknownInstance':
+                    raise
+                gone.append(target['instance'])
+        return {'changed': changed, 'gone': gone}
+
+    def revert_balloons(self, host, instances, change_id):
+        """Undo change ``change_id`` of each guest: {uuid: answer}.
+
+        Last listed first, in one call.
+        """
+        return self._batch(
+            host, 'revert_balloons', len(instances),
+            {'instances': instances, 'change_id': change_id},
+            lambda: {uuid: self.revert(host, uuid, changes.BALLOON,
+                                       change_id)
+                     for uuid in reversed(instances)})
+
+    def _batch(self, host, method, count, kwargs, each):
+        """API 1.4 ``method`` for ``count`` guests; older agents: ``each()``.
+
+        The call may take ``action_timeout`` per guest: the agent waits
+        for each balloon in turn. An agent older than 1.4 gets one call per
+        guest instead, with the same change id.
+        """
+        timeout = self._conf.watcher_cams_agent.action_timeout * max(1,
+                                                                     count)
+        try:
+            return self._send(host, method, timeout, '1.4', kwargs)
+        except AgentError as exc:
+            if exc.exc_type != 'UnsupportedVersion':
+                raise
+        self._warn_older(host, '1.4', method, 'one call per guest')
+        return each()
 
     def set_affinity(self, host, instance, cpus, reason='', change_id=None):
         """Pin all vCPUs and the emulator of a guest to ``cpus``."""

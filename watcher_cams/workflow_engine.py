@@ -30,7 +30,7 @@ from watcher_cams import rpcapi
 
 LOG = log.getLogger(__name__)
 
-KINDS = ('cams_balloon', 'cams_pin_vcpus')
+KINDS = ('cams_balloon', 'cams_host_balloon', 'cams_pin_vcpus')
 REVERTED = 'Reverted: '
 REVERTIBLE = (objects.action.State.SUCCEEDED, objects.action.State.FAILED)
 

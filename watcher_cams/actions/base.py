@@ -53,14 +53,17 @@ class AgentAction(rpcapi.UsesAgent, base.BaseAction, metaclass=abc.ABCMeta):
     def apply(self):
         """Ask the agent to make the change; returns its answer."""
 
-    def pre_condition(self):
-        """Skip when the instance no longer runs on the host."""
+    def running_instances(self):
+        """The uuids of the instances running on the host, says its agent."""
         try:
             state = self.agent.get_state(self.host)
         except (rpcapi.AgentUnreachable, rpcapi.AgentError) as exc:
             raise AgentUnavailable(reason=str(exc))
-        running = state.get('running', []) if isinstance(state, dict) else []
-        if self.instance not in running:
+        return state.get('running', []) if isinstance(state, dict) else []
+
+    def pre_condition(self):
+        """Skip when the instance no longer runs on the host."""
+        if self.instance not in self.running_instances():
             raise exception.ActionSkipped(
                 'instance %s is not running on %s' % (self.instance,
                                                       self.host))

@@ -131,6 +131,25 @@ class AgentManager:
             return self.balloon.set(domain.dom, guest, account, target_mb,
                                     reason, domain.qemu_pid, change_id)
 
+    def set_balloons(self, targets, reason='', change_id=None):
+        """Resize several guests in order, from one collection.
+
+        One host's whole plan in one call (:meth:`BalloonController.
+        set_many`): one collection for all of them, not one per guest.
+        """
+        self._require_enabled()
+        with self._change_lock:
+            found = self._collect()
+            self._last = None
+            return self.balloon.set_many(found, targets, reason, change_id)
+
+    def revert_balloons(self, instances, change_id):
+        """Undo change ``change_id`` of each guest: {uuid: answer}."""
+        with self._change_lock:
+            found = self._collect()
+            self._last = None
+            return self.balloon.revert_many(found, instances, change_id)
+
     def set_affinity(self, instance, cpus, reason='', change_id=None):
         self._require_enabled()
         with self._change_lock:

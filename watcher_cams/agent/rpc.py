@@ -50,6 +50,32 @@ def _change_id(value):
     return value
 
 
+def _targets(value):
+    """set_balloons' targets, checked: [{instance, target_mb, reason}]."""
+    if not isinstance(value, list) or not 0 < len(value) <= \
+            rpc_common.MAX_BATCH:
+        raise controllers.Refused('targets must be a list of 1 to %d '
+                                  'changes' % rpc_common.MAX_BATCH)
+    checked = []
+    for target in value:
+        if not isinstance(target, dict) or \
+                type(target.get('target_mb')) is not int:
+            raise controllers.Refused('each target needs an integer '
+                                      'target_mb')
+        checked.append({'instance': _instance(target.get('instance')),
+                        'target_mb': target['target_mb'],
+                        'reason': str(target.get('reason') or '')[
+                            :rpc_common.MAX_BATCH_REASON]})
+    _unique([t['instance'] for t in checked])
+    return checked
+
+
+def _unique(instances):
+    if len(set(instances)) != len(instances):
+        raise controllers.Refused('an instance is listed twice')
+    return instances
+
+
 class AgentEndpoint:
     target = messaging.Target(version=rpc_common.VERSION)
 
@@ -81,6 +107,23 @@ class AgentEndpoint:
         return self.manager.set_balloon(_instance(instance), target_mb,
                                         str(reason)[:255],
                                         _change_id(change_id))
+
+    @_logged
+    def set_balloons(self, ctxt, targets, reason='', change_id=None):
+        return self.manager.set_balloons(_targets(targets),
+                                         str(reason)[:255],
+                                         _change_id(change_id))
+
+    @_logged
+    def revert_balloons(self, ctxt, instances, change_id):
+        if change_id is None or not isinstance(instances, list) or not \
+                0 < len(instances) <= rpc_common.MAX_BATCH:
+            raise controllers.Refused('revert_balloons needs a change_id '
+                                      'and 1 to %d instances'
+                                      % rpc_common.MAX_BATCH)
+        return self.manager.revert_balloons(
+            _unique([_instance(i) for i in instances]),
+            _change_id(change_id))
 
     @_logged
     def set_affinity(self, ctxt, instance, cpus, reason='', change_id=None):

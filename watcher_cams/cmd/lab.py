@@ -52,12 +52,12 @@ def _example_plans(out):
         out.write('== %s (goal %s)\n' % (title.strip(), strategy.goal.name))
         rows = []
         for action in solution.actions:
-            p = action['input_parameters']
-            change = ('%d -> %d MiB' % (p['current_mb'], p['target_mb'])
-                      if 'target_mb' in p else 'cpus %s' % p['cpus'])
-            rows.append((action['action_type'],
-                         names.get(p['resource_id'], p['resource_id']),
-                         change, p['reason']))
+            for c in runner.guest_changes(action):
+                change = ('%d -> %d MiB' % (c['current_mb'], c['target_mb'])
+                          if c.get('target_mb') else 'cpus %s' % c['cpus'])
+                rows.append((action['action_type'],
+                             names.get(c['instance'], c['instance']),
+                             change, c['reason']))
         headers = ('action', 'instance', 'change', 'reason')
         out.write((tables.table(headers, rows)
                    if rows else '(no actions)') + '\n')
@@ -81,9 +81,9 @@ def _example_cycles(out, cycles):
             _, solution = runner.run(
                 'cache_aware_balloon', runner.compute_model([rep]),
                 runner.ReportAgent([rep]), {'mode': mode})
-            ex.apply({a['input_parameters']['resource_id']:
-                      a['input_parameters']['target_mb']
-                      for a in solution.actions})
+            ex.apply({c['instance']: c['target_mb']
+                      for a in solution.actions
+                      for c in runner.guest_changes(a)})
     out.write('== cache_aware_balloon over audit cycles (feedback model)\n')
     out.write(tables.table(('mode', 'cycle', 'vm1 MiB', 'vm2 MiB',
                             'vm1 disk MiB/s', 'vm2 disk MiB/s'), rows)

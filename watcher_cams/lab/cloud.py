@@ -23,6 +23,7 @@ from watcher_cams.lab import cloud_api
 from watcher_cams.lab import core
 from watcher_cams.lab import guests as lab_guests
 from watcher_cams.lab import real_guests
+from watcher_cams.lab import runner
 
 LOG = log.getLogger(__name__)
 PREFIX = 'cams-lab-'
@@ -51,16 +52,14 @@ def lab_actions(actions, names, started):
     """
     out = []
     for action in actions:
-        params = action.get('input_parameters') or {}
         stamp = cloud_api.parse_time(action['created_at']).timestamp()
-        out.append({
+        out.extend({
             't': round(stamp - started, 1), 'cycle': None,
             'action': action['action_type'],
-            'guest': names.get(params.get('resource_id'),
-                               params.get('resource_id')),
-            'from_mb': params.get('current_mb'),
-            'to_mb': params.get('target_mb'), 'outcome': action['state'],
-            'reason': params.get('reason', '')})
+            'guest': names.get(c['instance'], c['instance']),
+            'from_mb': c.get('current_mb'),
+            'to_mb': c.get('target_mb'), 'outcome': action['state'],
+            'reason': c['reason']} for c in runner.guest_changes(action))
     return out
 
 

@@ -80,17 +80,16 @@ class LocalLab(real_guests.Lab):
         model = runner.compute_model([self.report],
                                      only={g.uuid for g in guests})
         _, solution = runner.run(name, model, self.agent, params)
+        names = {g.uuid: g.name for g in guests}
         for spec, outcome in runner.apply_actions(solution.actions,
                                                   self.agent):
-            p = spec['input_parameters']
-            run.actions.append({
+            run.actions.extend({
                 't': round(t, 1), 'cycle': number,
                 'action': spec['action_type'],
-                'guest': next(g.name for g in guests
-                              if g.uuid == p['resource_id']),
-                'from_mb': p.get('current_mb'),
-                'to_mb': p.get('target_mb'), 'outcome': outcome,
-                'reason': p.get('reason', '')})
+                'guest': names[c['instance']],
+                'from_mb': c.get('current_mb'),
+                'to_mb': c.get('target_mb'), 'outcome': outcome,
+                'reason': c['reason']} for c in runner.guest_changes(spec))
 
     def end(self, label, guests, run):
         self.close()

@@ -139,6 +139,14 @@ class LocalAgent:
                           target_mb=int(target_mb), reason=reason,
                           change_id=change_id)
 
+    def set_balloons(self, host, targets, reason='', change_id=None):
+        return self._call(host, 'set_balloons', targets=targets,
+                          reason=reason, change_id=change_id)
+
+    def revert_balloons(self, host, instances, change_id):
+        return self._call(host, 'revert_balloons', instances=instances,
+                          change_id=change_id)
+
     def set_affinity(self, host, instance, cpus, reason='', change_id=None):
         return self._call(host, 'set_affinity', instance=instance,
                           cpus=[int(c) for c in cpus], reason=reason,
@@ -150,6 +158,24 @@ class LocalAgent:
 
     def save_policy_state(self, host, states, timeout=None):
         return self._call(host, 'save_policy_state', states=states)
+
+
+def guest_changes(action):
+    """The guests an action (a solution's or Watcher's) changes.
+
+    One dict per guest with ``instance``, ``reason`` and ``current_mb`` and
+    ``target_mb`` or ``cpus``: a cams_host_balloon carries a host's
+    targets, the other actions one guest's change.
+    """
+    params = action.get('input_parameters') or {}
+    if 'targets' in params:
+        return [dict(t, reason=t.get('reason') or params.get('reason', ''))
+                for t in params['targets']]
+    return [{'instance': params.get('resource_id'),
+             'current_mb': params.get('current_mb'),
+             'target_mb': params.get('target_mb'),
+             'cpus': params.get('cpus'),
+             'reason': params.get('reason', '')}]
 
 
 def apply_actions(actions, agent):

@@ -23,22 +23,21 @@ from watcher_cams.conf import guards as guards_conf
 from watcher_cams.policy import compact
 from watcher_cams.policy import guards
 from watcher_cams.policy import report
+from watcher_cams import rpc_common
 from watcher_cams import rpcapi
 
 LOG = log.getLogger(__name__)
 
-BALLOON_ACTION = 'cams_balloon'
+BALLOON_ACTION = 'cams_host_balloon'
 PIN_ACTION = 'cams_pin_vcpus'
-# Hosts without a report named in the audit's one warning; the rest counted.
-MISSING_LOGGED = 5
 
 
-def _some_errors(errors):
-    """{host: error} for one log line: the first few, the rest counted."""
-    first = sorted(errors)[:MISSING_LOGGED]
-    more = len(errors) - len(first)
-    return '; '.join(str(errors[h]) for h in first) + (
-        ' (and %d more)' % more if more else '')
+def _batch_reason(moves):
+    """One line for a host action: how many guests, which way, how much."""
+    shrinks = sum(1 for m in moves if m.delta_mb < 0)
+    moved = sum(abs(m.delta_mb) for m in moves)
+    return ('%d shrinks, %d grows, %d MiB moved'
+            % (shrinks, len(moves) - shrinks, moved))
 
 
 class InvalidAuditParameter(exception.Invalid):
@@ -176,7 +175,7 @@ class CamsStrategy(rpcapi.UsesAgent, base.BaseStrategy,
         for host, node in self.collect_hosts(cfg):
             plan = self.plan_host(host, node, params, cfg)
             self.plans.append(plan)
-            self.add_plan_actions(plan)
+            self.add_plan_actions(plan, node)
         self.save_policy_states()
 
     def save_policy_states(self):
@@ -195,7 +194,7 @@ class CamsStrategy(rpcapi.UsesAgent, base.BaseStrategy,
         if failed:
             LOG.warning('%s: policy state of %d of %d hosts not saved; the '
                         'next cycle plans them without it: %s', self.NAME,
-                        len(failed), len(states), _some_errors(failed))
+                        len(failed), len(states), rpcapi.some_errors(failed))
 
     def post_execute(self):
         self.solution.set_efficacy_indicators(**self.indicators())
@@ -225,7 +224,7 @@ class CamsStrategy(rpcapi.UsesAgent, base.BaseStrategy,
         if missing:
             LOG.warning('%s: %d of %d hosts left out of this audit, no '
                         'usable report: %s', self.NAME, len(missing),
-                        len(reports), _some_errors(missing))
+                        len(reports), rpcapi.some_errors(missing))
         for hostname, raw in sorted(reports.items()):
             if isinstance(raw, Exception):
                 continue
@@ -292,14 +291,27 @@ class CamsStrategy(rpcapi.UsesAgent, base.BaseStrategy,
 
     # Plans -> Watcher actions.
 
-    def add_plan_actions(self, plan):
-        for move in plan.ordered_moves():
+    def add_plan_actions(self, plan, node):
+        """One cams_host_balloon per host (``node``), pins one per guest.
+
+        A plan of one action per guest would not stay reviewable or
+        appliable at 5,000 hosts; a host with more than MAX_BATCH moves
+        gets one action per MAX_BATCH of them, in order.
+        """
+        moves = plan.ordered_moves()
+        batch = rpc_common.MAX_BATCH
+        for start in range(0, len(moves), batch):
+            part = moves[start:start + batch]
             self.solution.add_action(
-                action_type=BALLOON_ACTION, resource_id=move.instance,
-                input_parameters={'host': move.host,
-                                  'target_mb': move.target_mb,
-                                  'current_mb': move.current_mb,
-                                  'reason': move.reason[:255]})
+                action_type=BALLOON_ACTION, resource_id=node.uuid,
+                input_parameters={
+                    'host': plan.host, 'reason': _batch_reason(part),
+                    'targets': [{'instance': m.instance,
+                                 'target_mb': m.target_mb,
+                                 'current_mb': m.current_mb,
+                                 'reason': m.reason[
+                                     :rpc_common.MAX_BATCH_REASON]}
+                                for m in part]})
         for pin in plan.pins:
             self.solution.add_action(
                 action_type=PIN_ACTION, resource_id=pin.instance,

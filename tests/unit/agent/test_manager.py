@@ -443,6 +443,36 @@ class TestBalloon(ManagerTestCase):
         mgr.revert(A, 'balloon')
         self.assertEqual(1024 * 1024, self.a.actual_kib)
 
+    def test_a_batch_shrinks_first_and_reverts_as_one(self):
+        self.a.actual_kib = 512 * 1024
+        # Room for nothing more than the guests hold now: B's grow fits
+        # only because A's shrink before it freed the memory.
+        mgr = self.manager(reserved_host_memory_mb=16384 - 1536)
+        answer = mgr.set_balloons(
+            [{'instance': B, 'target_mb': 768, 'reason': 'b gives'},
+             {'instance': 'gone', 'target_mb': 512},
+             {'instance': A, 'target_mb': 768, 'reason': 'a gets'}],
+            change_id='c1')
+        self.assertEqual({B: {'previous_mb': 1024, 'actual_mb': 768},
+                          A: {'previous_mb': 512, 'actual_mb': 768}},
+                         answer['changed'])
+        self.assertEqual(['gone'], answer['gone'])
+        self.assertEqual('a gets', mgr.get_state()['instances'][A][
+            'balloon']['reason'])
+        # In the other order, the grow comes first and is refused; nothing
+        # after it runs.
+        self.assertRaises(controllers.Refused, mgr.set_balloons,
+                          [{'instance': A, 'target_mb': 1024},
+                           {'instance': B, 'target_mb': 512}], '', 'c2')
+        self.assertEqual(768 * 1024, self.b.actual_kib)
+        # Reverted as one: the grow first, then the shrink that made room.
+        answers = mgr.revert_balloons([B, A], 'c1')
+        self.assertEqual([A, B], list(answers))
+        self.assertEqual((512 * 1024, 1024 * 1024),
+                         (self.a.actual_kib, self.b.actual_kib))
+        self.assertEqual({'not_applied': 'c1'},
+                         mgr.revert_balloons([B], 'c1')[B])
+
     def test_guards(self):
         mgr = self.manager(**{'watcher_cams_guards.max_step_mb': 512})
         for target in (1025, 100, 400, -1, 600.0, '700', None):

@@ -64,3 +64,28 @@ class TestEndpoint(testtools.TestCase):
         for since in ('12', True, float('nan'), [1]):
             self.assertRefused(self.endpoint.get_overview, since=since)
         self.assertEqual([], self.manager.calls)
+
+    def test_batches_are_checked_before_the_manager(self):
+        targets = [{'instance': 'u', 'target_mb': 512, 'reason': 'r' * 300},
+                   {'instance': 'v', 'target_mb': 768}]
+        self.endpoint.set_balloons({}, targets=targets, change_id='c1')
+        self.endpoint.revert_balloons({}, instances=['u', 'v'],
+                                      change_id='c1')
+        self.assertEqual([('set_balloons',
+                           [{'instance': 'u', 'target_mb': 512,
+                             'reason': 'r' * 160},
+                            {'instance': 'v', 'target_mb': 768,
+                             'reason': ''}], '', 'c1'),
+                          ('revert_balloons', ['u', 'v'], 'c1')],
+                         self.manager.calls)
+        del self.manager.calls[:]
+        one = {'instance': 'u', 'target_mb': 512}
+        for bad in ([], one, [one, one], [dict(one, target_mb='512')],
+                    [dict(one, instance=7)], ['u'], [one] * 257):
+            self.assertRefused(self.endpoint.set_balloons, targets=bad)
+        for instances, change_id in ((['u'], None), ([], 'c1'),
+                                     (['u', 'u'], 'c1'), ('u', 'c1'),
+                                     ([7], 'c1')):
+            self.assertRefused(self.endpoint.revert_balloons,
+                               instances=instances, change_id=change_id)
+        self.assertEqual([], self.manager.calls)

@@ -16,6 +16,8 @@ class FakeAgent:
         self.state = state or {}
         # The change id each change and revert named, in call order.
         self.change_ids = []
+        # revert_balloons' answer per instance (default: reverted).
+        self.reverts = {}
 
     def _check(self, host):
         if host in self.down:
@@ -54,3 +56,19 @@ class FakeAgent:
         self.change_ids.append(change_id)
         self._check(host)
         return {'reverted': kind}
+
+    def set_balloons(self, host, targets, reason='', change_id=None):
+        self.calls.append(('set_balloons', host,
+                           [(t['instance'], t['target_mb']) for t in targets]))
+        self.change_ids.append(change_id)
+        self._check(host)
+        return {'changed': {t['instance']: {'previous_mb': 1,
+                                            'actual_mb': t['target_mb']}
+                            for t in targets}, 'gone': []}
+
+    def revert_balloons(self, host, instances, change_id):
+        self.calls.append(('revert_balloons', host, list(instances)))
+        self.change_ids.append(change_id)
+        self._check(host)
+        return {uuid: self.reverts.get(uuid, {'actual_mb': 1})
+                for uuid in instances}

@@ -7,6 +7,9 @@ from tests.unit.glue import fakes
 from watcher_cams import rpcapi
 
 UUID = '11111111-1111-4111-8111-111111111111'
+OTHER = '22222222-2222-4222-8222-222222222222'
+GONE = '33333333-3333-4333-8333-333333333333'
+NODE = '99999999-9999-4999-8999-999999999999'
 
 
 class TestActions(base.TestCase):
@@ -84,3 +87,60 @@ class TestActions(base.TestCase):
         self.assertIn('cmp-a did not answer', str(exc))
         self.assertFalse(action.execute())
         self.assertRaises(rpcapi.AgentUnreachable, action.revert)
+
+
+class TestHostBalloon(base.TestCase):
+    """cams_host_balloon: one host's ordered targets, reverted as one."""
+
+    def load(self, targets, running=(UUID, OTHER)):
+        action = loading.DefaultActionLoader().load('cams_host_balloon')
+        action.input_parameters = {
+            'resource_id': NODE, 'host': 'cmp-a', 'reason': '1 shrink',
+            'targets': [dict(instance=u, target_mb=t, current_mb=c,
+                             reason='r') for u, t, c in targets]}
+        action.agent = fakes.FakeAgent(state={'running': list(running)})
+        action.change_id = 'the-action-uuid'
+        return action
+
+    def test_applies_the_running_targets_in_order_in_one_call(self):
+        action = self.load([(OTHER, 512, 1024), (GONE, 256, 512),
+                            (UUID, 1536, 1024)])
+        self.assertTrue(action.validate_parameters())
+        action.pre_condition()
+        self.assertTrue(action.execute())
+        self.assertEqual([('get_state', 'cmp-a'),
+                          ('set_balloons', 'cmp-a',
+                           [(OTHER, 512), (UUID, 1536)])],
+                         action.agent.calls)
+        self.assertEqual(['the-action-uuid'], action.agent.change_ids)
+
+    def test_none_running_is_skipped(self):
+        action = self.load([(UUID, 512, 1024)], running=())
+        self.assertRaises(exception.ActionSkipped, action.pre_condition)
+
+    def test_revert_undoes_every_target_in_one_call(self):
+        action = self.load([(OTHER, 512, 1024), (UUID, 1536, 1024)])
+        answer = action.revert()
+        self.assertEqual(('revert_balloons', 'cmp-a', [OTHER, UUID]),
+                         action.agent.calls[-1])
+        self.assertEqual({OTHER, UUID}, set(answer['reverted']))
+        # Nothing recorded under its change id: the engine leaves it be.
+        action.agent.reverts = {u: {'not_applied': 'x'}
+                                for u in (OTHER, UUID)}
+        self.assertEqual({'not_applied': 'the-action-uuid'},
+                         action.revert())
+        action.agent.reverts = {UUID: {'error': 'below the floor'}}
+        exc = self.assertRaises(exception.WatcherException, action.revert)
+        self.assertIn('1 of 2 balloon changes not reverted: below the floor',
+                      str(exc))
+
+    def test_schema_rejects_bad_targets(self):
+        for targets in ([], [{'instance': UUID}],
+                        [{'instance': 'nope', 'target_mb': 512}],
+                        [{'instance': UUID, 'target_mb': 512, 'x': 1}],
+                        [{'instance': UUID, 'target_mb': 0}],
+                        [{'instance': UUID, 'target_mb': 512}] * 257):
+            action = self.load([])
+            action.input_parameters['targets'] = targets
+            self.assertRaises(jsonschema.ValidationError,
+                              action.validate_parameters)

@@ -12,6 +12,7 @@ from watcher.tests.unit import base
 from watcher_cams.cmd import lab
 from watcher_cams.lab import example
 from watcher_cams.lab import runner
+from watcher_cams.strategies import base as cams_base
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))))
@@ -32,7 +33,8 @@ class TestEntryPoints(base.TestCase):
         self.assertLessEqual({'cache_aware_balloon', 'margin_balloon',
                               'ksm_balloon', 'sharing_aware_pinning'},
                              self.names('watcher_strategies'))
-        self.assertLessEqual({'cams_balloon', 'cams_pin_vcpus'},
+        self.assertLessEqual({'cams_balloon', 'cams_host_balloon',
+                              'cams_pin_vcpus'},
                              self.names('watcher_actions'))
         # Only ours: other projects' lists (Nova's is installed for the
         # driver extension) register on the global CONF and may clash.
@@ -63,22 +65,47 @@ class TestWeightPlanner(base.TestCase):
         self.assertEqual(len(planner.config.weights),
                          len(set(planner.config.weights.values())),
                          'weights must be unique')
-        ex = example.PaperExample()
-        rep = ex.report()
+        reports = [example.PaperExample().report(),
+                   _elsewhere(example.PaperExample().report(), 'cmp-b')]
         _, solution = runner.run('cache_aware_balloon',
-                                 runner.compute_model([rep]),
-                                 runner.ReportAgent([rep]))
-        plan = mock.Mock(id=1)
-        ordered = planner.get_sorted_actions_by_weight(self.context, plan,
-                                                       solution)
-        graph = planner.compute_action_graph(ordered)
-        actions = list(graph.nodes())
-        self.assertEqual(2, len(actions))
-        shrink = [a for a in actions if a.input_parameters['target_mb']
-                  < a.input_parameters['current_mb']][0]
-        grow = [a for a in actions if a is not shrink][0]
+                                 runner.compute_model(reports),
+                                 runner.ReportAgent(reports))
+        graph = self.graph(planner, solution)
+        self.assertEqual(2, len(graph))
+        for action in graph:
+            # One action per host, independent of the other host's; its
+            # targets shrink first.
+            self.assertEqual('cams_host_balloon', action.action_type)
+            self.assertEqual([], action.parents)
+            first, second = action.input_parameters['targets']
+            self.assertLess(first['target_mb'], first['current_mb'])
+            self.assertGreater(second['target_mb'], second['current_mb'])
+
+    def test_single_guest_balloons_keep_their_order(self):
+        solution = cams_base.CamsSolution(goal=mock.Mock(),
+                                          strategy=mock.Mock())
+        for uuid, target in ((example.PaperExample.VM2, 3584),
+                             (example.PaperExample.VM1, 4096)):
+            solution.add_action('cams_balloon', resource_id=uuid,
+                                input_parameters={'host': 'cmp-a',
+                                                  'target_mb': target})
+        shrink, grow = sorted(self.graph(self.planner(), solution),
+                              key=lambda a: a.input_parameters['target_mb'])
         # parallelization 1: the grow waits for the shrink.
         self.assertEqual([shrink.uuid], grow.parents)
+
+    def graph(self, planner, solution):
+        ordered = planner.get_sorted_actions_by_weight(
+            self.context, mock.Mock(id=1), solution)
+        return list(planner.compute_action_graph(ordered).nodes())
+
+
+def _elsewhere(report, host):
+    """``report`` as another host's, with guests of their own."""
+    report['host'] = host
+    for guest in report['guests']:
+        guest['uuid'] = guest['uuid'][:-4] + 'bbbb'
+    return report
 
 
 class TestLabCommand(base.TestCase):
@@ -90,4 +117,4 @@ class TestLabCommand(base.TestCase):
         for strategy, _ in lab.STRATEGY_RUNS:
             self.assertIn('== %s' % strategy, text)
         self.assertIn('vm1-hotcold', text)
-        self.assertIn('cams_balloon', text)
+        self.assertIn('cams_host_balloon', text)

@@ -57,6 +57,18 @@ class EndpointWithCompactReports(EndpointWithOverview):
         return {'host': 'cmp-d', 'version': report_version}
 
 
+class EndpointWithBatches(EndpointWithCompactReports):
+    target = messaging.Target(version='1.4')
+
+    def set_balloons(self, ctxt, targets, reason='', change_id=None):
+        self.balloons.append((targets, reason, change_id))
+        return {'changed': {t['instance']: {'actual_mb': t['target_mb']}
+                            for t in targets}, 'gone': []}
+
+    def revert_balloons(self, ctxt, instances, change_id):
+        return {u: {'change_id': change_id} for u in instances}
+
+
 class TestAgentAPI(base.TestCase):
     def setUp(self):
         super().setUp()
@@ -117,6 +129,34 @@ class TestAgentAPI(base.TestCase):
         for _ in range(3):  # an audit after the other
             self.assertEqual('cmp-a', self.api.get_report('cmp-a')['host'])
         self.assertEqual(1, logs.output.count('older than API 1.3'))
+
+    def test_batches_in_one_call_and_one_per_guest_on_older_agents(self):
+        targets = [{'instance': 'u1', 'target_mb': 512, 'reason': 'a'},
+                   {'instance': 'u2', 'target_mb': 1024, 'reason': 'b'}]
+        batches = EndpointWithBatches()
+        self.serve('cmp-e', batches)
+        answer = self.api.set_balloons('cmp-e', targets, 'why', 'c1')
+        self.assertEqual({'u1', 'u2'}, set(answer['changed']))
+        self.assertEqual([(targets, 'why', 'c1')], batches.balloons)
+        self.assertEqual({'u2': {'change_id': 'c1'},
+                          'u1': {'change_id': 'c1'}},
+                         self.api.revert_balloons('cmp-e', ['u1', 'u2'],
+                                                  'c1'))
+        # cmp-a answers 1.0 only: one set_balloon per guest, in order, and
+        # one revert per guest, the last one first.
+        logs = self.useFixture(fixtures.FakeLogger(name='watcher_cams'))
+        answer = self.api.set_balloons('cmp-a', targets, 'why', 'c1')
+        self.assertEqual([('u1', 512, 'a'), ('u2', 1024, 'b')],
+                         self.endpoint.balloons)
+        self.assertEqual({'changed': {'u1': {'previous_mb': 2048,
+                                             'actual_mb': 512},
+                                      'u2': {'previous_mb': 2048,
+                                             'actual_mb': 1024}},
+                          'gone': []}, answer)
+        self.assertEqual(['u2', 'u1'], list(self.api.revert_balloons(
+            'cmp-a', ['u1', 'u2'], 'c1')))
+        self.assertIn('older than API 1.4: set_balloons one call per guest',
+                      logs.output)
 
     def test_overview_needs_a_1_2_agent(self):
         exc = self.assertRaises(rpcapi.AgentError, self.api.get_overview,

@@ -45,9 +45,9 @@ class StrategyTestCase(base.TestCase):
         return s
 
     def targets(self, solution):
-        return {a['input_parameters']['resource_id']:
-                a['input_parameters']['target_mb']
-                for a in solution.actions}
+        return {c['instance']: c['target_mb'] for a in solution.actions
+                if a['action_type'] != 'nop'
+                for c in runner.guest_changes(a)}
 
 
 class TestCacheAwareBalloon(StrategyTestCase):
@@ -59,9 +59,9 @@ class TestCacheAwareBalloon(StrategyTestCase):
             self.assertGreater(t[self.example.VM1], 3840, mode)
             self.assertLess(t[self.example.VM2], 3840, mode)
             kinds = [a['action_type'] for a in solution.actions]
-            self.assertEqual(['cams_balloon'] * 2, kinds)
-            # The shrink comes first, so the applier never over-commits.
-            first = solution.actions[0]['input_parameters']
+            self.assertEqual(['cams_host_balloon'], kinds)
+            # The shrink comes first, so the agent never over-commits.
+            first = solution.actions[0]['input_parameters']['targets'][0]
             self.assertLess(first['target_mb'], first['current_mb'])
             names = {i['name']: i['value']
                      for i in solution.efficacy_indicators}
@@ -100,8 +100,9 @@ class TestCacheAwareBalloon(StrategyTestCase):
                                      for i in solution.efficacy_indicators}
             nops = [a['input_parameters']['message']
                     for a in solution.actions if a['action_type'] == 'nop']
-            # Memory still moves either way.
-            self.assertEqual(2, len(solution.actions) - len(nops))
+            # Memory still moves either way: one action for the host.
+            self.assertEqual(2, len(self.targets(solution)))
+            self.assertEqual(1, len(solution.actions) - len(nops))
         self.assertEqual(1, indicators[False]['lfu_candidates'])
         self.assertEqual(1, indicators[True]['lfu_candidates'])
         [message] = nops

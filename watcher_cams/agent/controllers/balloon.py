@@ -136,6 +136,63 @@ class BalloonController:
             self.state.record(guest.uuid, KIND, entry)
         return {'previous_mb': guest.actual_mb, 'actual_mb': actual}
 
+    def set_many(self, found, targets, reason='', change_id=None):
+        """Resize several guests of one collection, in the given order.
+
+        ``found``: a monitor.Collection; ``targets``: dicts with
+        ``instance``, ``target_mb`` and an optional ``reason``. Each change
+        is checked against the account as the changes before it left it,
+        so shrinks listed first make room for the grows after them. The
+        first refused or failed change stops the batch (the ones before it
+        stay, recorded under ``change_id``, for a revert to undo); guests
+        gone since the plan are skipped.
+        """
+        account, changed, gone = found.account, {}, []
+        for target in targets:
+            uuid = target['instance']
+            domain = found.domains.get(uuid)
+            if domain is None:
+                gone.append(uuid)
+                continue
+            result = self.set(domain.dom, found.view.guest(uuid), account,
+                              target['target_mb'],
+                              target.get('reason') or reason,
+                              domain.qemu_pid, change_id)
+            account = account.resized(result['actual_mb']
+                                      - result['previous_mb'])
+            changed[uuid] = result
+        if gone:
+            LOG.info('Balloon batch %s: %d guests gone since the plan, '
+                     'skipped: %s', change_id, len(gone), ', '.join(gone))
+        return {'changed': changed, 'gone': gone}
+
+    def revert_many(self, found, instances, change_id):
+        """Undo change ``change_id`` of each guest, last listed first.
+
+        Reverse order undoes grows before the shrinks that made room for
+        them. One guest's refused or failed revert is in the answer and
+        does not stop the others.
+        """
+        account, answers = found.account, {}
+        for uuid in reversed(instances):
+            domain = found.domains.get(uuid)
+            if domain is None:
+                answers[uuid] = controllers.not_applied(change_id)
+                continue
+            try:
+                answer = self.revert(domain.dom, found.view.guest(uuid),
+                                     account, domain.qemu_pid, change_id)
+            except (controllers.Refused, controllers.ChangeFailed) as exc:
+                LOG.error('Balloon %s: change %s not reverted: %s', uuid,
+                          change_id, exc)
+                answers[uuid] = {'error': str(exc)[:255]}
+                continue
+            if 'actual_mb' in answer:
+                account = account.resized(answer['actual_mb']
+                                          - answer['previous_mb'])
+            answers[uuid] = answer
+        return answers
+
     def restore(self, dom, uuid, max_mb):
         """Give the guest its full size back and forget its record."""
         LOG.warning('Balloon %s: restoring full size %d MiB', uuid, max_mb)
