@@ -17,7 +17,7 @@ import requests
 
 REPORTS_SERVICE = 'memory-optimization'
 WATCHER_SERVICE = 'infra-optim'
-CAMS_ACTIONS = ('cams_balloon', 'cams_pin_vcpus')
+CAMS_ACTIONS = ('cams_balloon', 'cams_host_balloon', 'cams_pin_vcpus')
 # How far back the panel looks: the newest this many actions and plans of
 # Watcher (its API caps a page at [api] max_limit, 1000 by default).
 ACTIONS_LIMIT = 500
@@ -135,24 +135,32 @@ def signal(reason):
 
 
 class Action:
-    """A cams_* action of Watcher with its plan, for the tables."""
+    """A cams_* action of Watcher with its plan, for the tables.
 
-    def __init__(self, data, plan):
+    ``target``: for a cams_host_balloon, the one guest's change this row
+    shows (the action carries a host's targets); None for the other
+    actions, whose parameters are one guest's change.
+    """
+
+    def __init__(self, data, plan, target=None):
         params = data.get('input_parameters') or {}
-        self.id = data['uuid']
+        change = target or params
+        self.id = data['uuid'] if target is None else '%s_%s' % (
+            data['uuid'], target.get('instance'))
         self.action_type = data.get('action_type')
-        self.instance = params.get('resource_id')
+        self.instance = (params.get('resource_id') if target is None
+                         else target.get('instance'))
         self.host = params.get('host')
         self.state = data.get('state')
         self.created_at = data.get('created_at')
-        self.reason = params.get('reason', '')
+        self.reason = change.get('reason') or params.get('reason', '')
         self.status_message = data.get('status_message') or ''
-        if self.action_type == 'cams_balloon':
-            self.change = '%s MiB -> %s MiB' % (params.get('current_mb', '?'),
-                                                params.get('target_mb'))
+        if 'target_mb' in change:
+            self.change = '%s MiB -> %s MiB' % (change.get('current_mb', '?'),
+                                                change.get('target_mb'))
         else:
             self.change = 'CPUs %s' % ','.join(
-                str(c) for c in params.get('cpus') or ())
+                str(c) for c in change.get('cpus') or ())
         self.plan = data.get('action_plan_uuid')
         self.plan_state = (plan or {}).get('state')
         self.audit = (plan or {}).get('audit_uuid')
@@ -160,14 +168,27 @@ class Action:
         self.value = value_estimate(self.reason)
         self.signal = signal(self.reason)
 
+    @property
+    def resizes(self):
+        """Whether this row is a balloon change (not a pinning)."""
+        return self.action_type != 'cams_pin_vcpus'
+
+
+def _rows(data, plan):
+    """The table rows of one action: one per guest it changes."""
+    targets = (data.get('input_parameters') or {}).get('targets')
+    if targets:
+        return [Action(data, plan, t) for t in targets]
+    return [Action(data, plan)]
+
 
 def cams_actions(request, limit=ACTIONS_LIMIT):
-    """The newest cams_balloon and cams_pin_vcpus actions, newest first."""
+    """The newest cams_* actions, newest first, one row per guest."""
     order = {'sort_key': 'created_at', 'sort_dir': 'desc'}
     actions = _get(request, WATCHER_SERVICE, '/v1/actions/detail',
                    dict(order, limit=limit)).get('actions') or []
     plans = _get(request, WATCHER_SERVICE, '/v1/action_plans/detail',
                  dict(order, limit=limit)).get('action_plans') or []
     by_uuid = {p.get('uuid'): p for p in plans}
-    return [Action(a, by_uuid.get(a.get('action_plan_uuid')))
-            for a in actions if a.get('action_type') in CAMS_ACTIONS]
+    return [row for a in actions if a.get('action_type') in CAMS_ACTIONS
+            for row in _rows(a, by_uuid.get(a.get('action_plan_uuid')))]

@@ -203,7 +203,7 @@ class HostView(ActionsPageMixin, horizon_tables.MultiTableView):
         names = self.names()
         last_value = {}
         for action in self.all_actions():  # newest first
-            if action.value and action.action_type == 'cams_balloon':
+            if action.value and action.resizes:
                 last_value.setdefault(action.instance, action.value)
         rows = []
         for inst in ov.get('instances') or []:

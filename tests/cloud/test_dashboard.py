@@ -4,9 +4,9 @@ Horizon (tools/aio: uwsgi on port 8080, the panel enabled from its
 enabled/ file) and headless Chromium (Debian's, driven by Playwright): an
 admin signs in, a margin_balloon audit has resized two servers on cmp-a,
 and the panel must show what the cloud says: the servers by name with the
-balloon sizes libvirt reports, the audit's cams_balloon actions with their
-plan and state, the charts, and a host without an agent as such. A
-screenshot of each page goes to .cache/aio/screenshots/.
+balloon sizes libvirt reports, the audit's cams_host_balloon action (a row
+per server) with its plan and state, the charts, and a host without an
+agent as such. A screenshot of each page goes to .cache/aio/screenshots/.
 """
 
 import os
@@ -82,7 +82,7 @@ class TestDashboardPanel(testtools.TestCase):
         self.assertEqual('SUCCEEDED', base.wait_for(
             'plan', lambda: base.finished('actionplan', plan['UUID'])))
         actions = base.plan_actions(plan['UUID'])
-        self.assertEqual({('cams_balloon', 'SUCCEEDED')},
+        self.assertEqual({('cams_host_balloon', 'SUCCEEDED')},
                          {(a['type'], a['state']) for a in actions})
         return plan['UUID']
 
@@ -157,7 +157,7 @@ class TestDashboardPanel(testtools.TestCase):
         self.assertEqual(set(sizes), {r[3] for r in actions})
         for row in actions:
             self.assertNotRegex(row[0], ISO_TIME)
-            self.assertEqual('cams_balloon', row[1])
+            self.assertEqual('cams_host_balloon', row[1])
             self.assertEqual('SUCCEEDED', row[5])
             self.assertIn('%s (SUCCEEDED)' % plan[:8], row[6])
             self.assertEqual('margin_balloon', row[7])

@@ -72,7 +72,7 @@ class TestLabOnTheCloud(testtools.TestCase):
                              START_MB - 64, final)
         actions = results['actions']
         self.assertTrue(actions)
-        self.assertEqual({('cams-paper', 'cams_balloon', 'SUCCEEDED')},
+        self.assertEqual({('cams-paper', 'cams_host_balloon', 'SUCCEEDED')},
                          {(a['strategy'], a['action'], a['outcome'])
                           for a in actions})
         # Its servers are gone.

@@ -60,7 +60,7 @@ class TestStrategiesOnTheCloud(testtools.TestCase):
 
         _, actions = self._audit('memory_cache_efficiency', 'margin_balloon')
         self.assertTrue(actions)
-        self.assertEqual({('cams_balloon', 'SUCCEEDED')},
+        self.assertEqual({('cams_host_balloon', 'SUCCEEDED')},
                          {(a['type'], a['state']) for a in actions})
         shrunk = self._sizes()
         for name, size in shrunk.items():
@@ -73,7 +73,7 @@ class TestStrategiesOnTheCloud(testtools.TestCase):
                       lambda: int(ksm_tuning.setting('pages_sharing')) > 0,
                       timeout=120)
         _, actions = self._audit('memory_cache_efficiency', 'ksm_balloon')
-        self.assertEqual({('cams_balloon', 'SUCCEEDED')},
+        self.assertEqual({('cams_host_balloon', 'SUCCEEDED')},
                          {(a['type'], a['state']) for a in actions})
         for name, size in self._sizes().items():
             self.assertLessEqual(abs(size - FLAVOR_MB), 8, name)

@@ -76,12 +76,32 @@ class TestApi(test_panel.WithCatalog, test.APITestCase):
              'action_plan_uuid': 'p1', 'input_parameters': {}},
             {'uuid': 'a3', 'action_type': 'cams_pin_vcpus',
              'state': 'PENDING', 'action_plan_uuid': 'p9',
-             'input_parameters': {'resource_id': 'u2', 'cpus': [2, 3]}}]}
+             'input_parameters': {'resource_id': 'u2', 'cpus': [2, 3]}},
+            {'uuid': 'a4', 'action_type': 'cams_host_balloon',
+             'state': 'SUCCEEDED', 'action_plan_uuid': 'p1',
+             'input_parameters': {
+                 'resource_id': 'node-1', 'host': 'cmp-b',
+                 'reason': '1 shrinks, 1 grows, 512 MiB moved',
+                 'targets': [
+                     {'instance': 'u3', 'current_mb': 1024,
+                      'target_mb': 768, 'reason': 'utility: value 0.010 '
+                                                  'MiB/s per GiB'},
+                     {'instance': 'u4', 'current_mb': 1024,
+                      'target_mb': 1280}]}}]}
         plans = {'action_plans': [{'uuid': 'p1', 'state': 'SUCCEEDED',
                                    'audit_uuid': 'au1',
                                    'strategy_name': 'cache_aware_balloon'}]}
         get.side_effect = [response(body=actions), response(body=plans)]
-        balloon, pin = api.cams_actions(self.request)
+        balloon, pin, shrink, grow = api.cams_actions(self.request)
+        # A host's action: a row per guest, with that guest's reason.
+        self.assertEqual(
+            [('a4_u3', 'u3', 'cmp-b', '1024 MiB -> 768 MiB',
+              '0.010 MiB/s per GiB', 'SUCCEEDED'),
+             ('a4_u4', 'u4', 'cmp-b', '1024 MiB -> 1280 MiB', 'None',
+              'SUCCEEDED')],
+            [(r.id, r.instance, r.host, r.change, str(r.value), r.state)
+             for r in (shrink, grow)])
+        self.assertEqual('1 shrinks, 1 grows, 512 MiB moved', grow.reason)
         self.assertEqual(
             ('cams_balloon', 'u1', 'cmp-a', '1024 MiB -> 512 MiB', 'FAILED',
              'SUCCEEDED', 'au1', 'below its floor', '0.125 MiB/s per GiB'),

@@ -58,7 +58,7 @@ class TestRevertingEngine(base.TestCase):
         actions = [db_action('a', 'cams_balloon', 'SUCCEEDED', 1),
                    db_action('m', 'migrate', 'SUCCEEDED', 2),
                    db_action('b', 'cams_pin_vcpus', 'SUCCEEDED', 3),
-                   db_action('c', 'cams_balloon', 'FAILED', 4),
+                   db_action('c', 'cams_host_balloon', 'FAILED', 4),
                    db_action('d', 'cams_balloon', 'PENDING', 0),
                    db_action('e', 'cams_balloon', 'SUCCEEDED', 0,
                              message='Reverted: earlier')]

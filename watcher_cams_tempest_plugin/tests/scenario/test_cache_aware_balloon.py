@@ -7,7 +7,7 @@ through the guest agent: one hot/cold (90% of reads in the first fifth,
 more than a boot_mb guest caches), one uniform over all of it (its cache
 barely pays). A continuous audit in paper mode, scoped to the two servers,
 must move memory from the random reader to the hot/cold one with
-cams_balloon actions that succeed, never giving the two more than they
+cams_host_balloon actions that succeed, never giving the two more than they
 had together.
 """
 
@@ -99,17 +99,17 @@ class TestCacheAwareBalloon(base.ScenarioTest):
         self.end_audit(audit)
 
         actions = self.optim.list_actions(audit_uuid=audit)
-        self.assertEqual({'cams_balloon'},
+        # One action per host and audit, carrying its guests' targets.
+        self.assertEqual({'cams_host_balloon'},
                          {a['action_type'] for a in actions})
         ran = [a for a in actions if a['state'] not in ('PENDING',
                                                         'CANCELLED')]
         self.assertTrue(ran)
         self.assertEqual({'SUCCEEDED'}, {a['state'] for a in ran}, ran)
         hotcold = guests['hotcold'].uuid
-        grown = [a for a in ran
-                 if a['input_parameters']['resource_id'] == hotcold
-                 and a['input_parameters']['target_mb'] > boot_mb]
-        self.assertTrue(grown, (sizes, ran))
-        LOG.info('sizes %s after actions %s', sizes, [
-            (a['input_parameters']['resource_id'], a['input_parameters'][
-                'target_mb'], a['state']) for a in actions])
+        targets = [(t['instance'], t['target_mb'], a['state'])
+                   for a in ran for t in a['input_parameters']['targets']]
+        grown = [t for t in targets
+                 if t[0] == hotcold and t[1] > boot_mb]
+        self.assertTrue(grown, (sizes, targets))
+        LOG.info('sizes %s after targets %s', sizes, targets)
