@@ -4,9 +4,10 @@ Watcher 17's engine catches a failing action inside its task, so taskflow
 never reverts anything, and ``[watcher_applier]
 rollback_when_actionplan_failed`` is deprecated as not working; a cancel
 reverts nothing by design. This engine runs a plan exactly as Watcher's
-does. When an action failed or the plan was cancelled, it then reverts the
-watcher-cams actions of the plan that succeeded or failed, newest first,
-each through its agent (which restores what it recorded before the change).
+does. When an action failed, it then reverts the watcher-cams actions of
+the plan on that action's host that succeeded or failed, newest first,
+each through its agent (which restores what it recorded before the change);
+when the plan was cancelled or failed as a whole, those of every host.
 Other actions (migrations, resizes) are Watcher's own and stay as they are.
 
 Each watcher-cams action passes its Watcher uuid to the agent as the change
@@ -35,6 +36,20 @@ REVERTED = 'Reverted: '
 REVERTIBLE = (objects.action.State.SUCCEEDED, objects.action.State.FAILED)
 
 
+def _host(db_action):
+    return (db_action.input_parameters or {}).get('host')
+
+
+def _hosts(failed):
+    """The hosts whose changes the failed actions call back, None: all.
+
+    An action that names no host (not the plugin's) fails the plan as a
+    whole, as before: everything of the plan is reverted.
+    """
+    hosts = {_host(a) for a in failed}
+    return None if None in hosts else hosts
+
+
 class ChangeIdActionFactory(factory.ActionFactory):
     """Watcher's action factory; agent actions get their uuid as change id."""
 
@@ -61,20 +76,28 @@ class RevertingWorkFlowEngine(default.DefaultWorkFlowEngine):
         except Exception:
             self.revert_applied(actions, 'the action plan failed')
             raise
-        if any(self._reload(a).state == objects.action.State.FAILED
-               for a in actions):
-            self.revert_applied(actions, 'an action of the plan failed')
+        failed = [a for a in map(self._reload, actions)
+                  if a.state == objects.action.State.FAILED]
+        if failed:
+            self.revert_applied(actions, 'an action of the plan failed',
+                                _hosts(failed))
         return flow
 
     def _reload(self, action):
         return objects.Action.get_by_uuid(self.context, action.uuid)
 
-    def revert_applied(self, actions, why):
-        """Revert the plan's run watcher-cams actions, newest first."""
+    def revert_applied(self, actions, why, hosts=None):
+        """Revert the plan's run watcher-cams actions, newest first.
+
+        Only those on ``hosts`` when given: a host whose action failed is
+        put back as it was, and the other hosts keep their changes, which
+        went through and do not depend on it.
+        """
         order = {a.uuid: n for n, a in enumerate(actions)}
         done = [self._reload(a) for a in actions if a.action_type in KINDS]
         done = [a for a in done
                 if a.state in REVERTIBLE
+                and (hosts is None or _host(a) in hosts)
                 and not (a.status_message or '').startswith(REVERTED)]
         done.sort(key=lambda a: (a.updated_at is not None, a.updated_at,
                                  order[a.uuid]), reverse=True)

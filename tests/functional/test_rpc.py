@@ -12,6 +12,7 @@ import uuid as uuidlib
 import fixtures
 import oslo_messaging as messaging
 from testtools import content
+from watcher.applier.loading import default as loading
 import webob
 
 from tests.functional import base
@@ -130,6 +131,37 @@ class TestAgentOverRabbitMQ(base.AgentTestCase):
         report = self.client.get_report(self.host)
         self.assertEqual({'margin': {'m': 1}},
                          env.guest(report, a)['policy_state'])
+
+    def test_a_host_balloon_action_applies_and_reverts_as_one(self):
+        # Watcher's own loader makes the action; it reaches the daemon over
+        # RabbitMQ (API 1.4), which resizes the real guests in one call.
+        a, b = self.lab.uuids()
+        action = loading.DefaultActionLoader().load('cams_host_balloon')
+        action.input_parameters = {
+            'resource_id': str(uuidlib.uuid4()), 'host': self.host,
+            'targets': [
+                {'instance': a, 'target_mb': env.GUEST_MB - 128},
+                {'instance': str(uuidlib.uuid4()), 'target_mb': 256},
+                {'instance': b, 'target_mb': env.GUEST_MB - 64,
+                 'reason': 'b gives 64 MiB'}]}
+        action.agent = self.client
+        action.change_id = 'host-change-1'
+        self.assertTrue(action.validate_parameters())
+        action.pre_condition()
+        self.assertTrue(action.execute())
+        self.assertEqual({a, b}, set(action.result['changed']))
+        self.assertBalloon(env.GUEST_MB - 128, self.lab.a)
+        self.assertBalloon(env.GUEST_MB - 64, self.lab.b)
+        state = self.client.get_state(self.host)['instances']
+        self.assertEqual('b gives 64 MiB', state[b]['balloon']['reason'])
+        self.assertEqual(['host-change-1'],
+                         state[a]['balloon']['change_ids'])
+        answer = action.revert()
+        self.assertEqual({a, b}, set(answer['reverted']))
+        self.assertBalloon(env.GUEST_MB, self.lab.a)
+        self.assertBalloon(env.GUEST_MB, self.lab.b)
+        # Undone already: nothing is undone twice.
+        self.assertEqual({'not_applied': 'host-change-1'}, action.revert())
 
     def test_refusals_and_silence(self):
         a, _ = self.lab.uuids()

@@ -14,9 +14,11 @@ from watcher_cams import workflow_engine
 T0 = datetime.datetime(2026, 11, 23, 12, 0, 0)
 
 
-def db_action(uuid, action_type, state, second, message=None):
+def db_action(uuid, action_type, state, second, message=None,
+              host='cmp-a'):
     return mock.Mock(uuid=uuid, action_type=action_type, state=state,
                      status_message=message,
+                     input_parameters={'host': host} if host else {},
                      updated_at=T0 + datetime.timedelta(seconds=second))
 
 
@@ -70,6 +72,22 @@ class TestRevertingEngine(base.TestCase):
                     for c in self.engine.notify.call_args_list]
         self.assertEqual(['Reverted: an action of the plan failed'] * 3,
                          messages)
+
+    def test_a_failed_host_action_reverts_only_its_own_host(self):
+        actions = [db_action('a', 'cams_host_balloon', 'SUCCEEDED', 1),
+                   db_action('b', 'cams_host_balloon', 'FAILED', 2,
+                             host='cmp-b'),
+                   db_action('c', 'cams_host_balloon', 'SUCCEEDED', 3,
+                             host='cmp-c'),
+                   db_action('d', 'cams_balloon', 'SUCCEEDED', 0,
+                             host='cmp-b')]
+        self.run_plan(actions)
+        self.assertEqual(['b', 'd'], self.reverted)
+        # A failed action of Watcher's own (no host of ours): all of it.
+        del self.reverted[:]
+        actions[1] = db_action('m', 'migrate', 'FAILED', 2, host=None)
+        self.run_plan(actions)
+        self.assertEqual(['c', 'a', 'd'], self.reverted)
 
     def test_a_change_the_agent_never_made_keeps_its_failure(self):
         actions = [db_action('a', 'cams_balloon', 'SUCCEEDED', 1),
