@@ -17,6 +17,7 @@ import testtools
 
 from watcher_cams import conf as cams_conf
 from watcher_cams.lab import bench
+from watcher_cams.lab import bench_apply
 from watcher_cams.lab import bench_cloud
 from watcher_cams.lab import broker
 from watcher_cams.lab import runner
@@ -65,7 +66,7 @@ class TestBenchCloud(testtools.TestCase):
                 before = self._connections(port), threading.active_count()
                 actions += self._audits(model, 90)
                 balloons = [a for a in actions
-                            if a['action_type'] == 'cams_balloon']
+                            if a['action_type'] == 'cams_host_balloon']
                 self.assertTrue(balloons)
                 outcomes = runner.apply_actions(
                     (balloons * 1000)[:1000], agent=None)
@@ -99,6 +100,18 @@ class TestBenchCloud(testtools.TestCase):
     def _connections(port):
         return sum(1 for c in psutil.Process().net_connections('tcp')
                    if c.raddr and c.raddr.port == port)
+
+    def test_a_plan_stored_and_applied_by_watcher(self):
+        # Watcher's weight planner and database, the plugin's engine with
+        # the shipped settings, the real actions and client: one host's
+        # agent fails, only that host is put back.
+        outcome = bench_apply.run(
+            nodes=6, instances=4, outdir=self.useFixture(
+                fixtures.TempDir()).path, out=lambda line: None)
+        self.assertEqual(6, outcome.actions)
+        self.assertEqual({'SUCCEEDED': 5, 'FAILED': 1}, outcome.states)
+        self.assertEqual('as before', outcome.failed_host_state)
+        self.assertEqual({'as planned': 5, 'as before': 1}, outcome.hosts)
 
     def test_the_private_node_is_gone_afterwards(self):
         with broker.private_rabbitmq() as url:

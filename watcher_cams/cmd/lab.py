@@ -305,6 +305,20 @@ def _bench_cloud(parser, args):
         r, rows, args.report_timeout) for r in rows) else 1
 
 
+def _bench_apply(parser, args):
+    if args.nodes < 2 or args.instances < 1 or args.processes < 1:
+        parser.error('need --nodes >= 2, --instances >= 1 and '
+                     '--processes >= 1')
+    _quiet_import('strategies.base')
+    from watcher_cams.lab import bench_apply
+    outcome = bench_apply.run(
+        args.nodes, args.instances, args.strategy,
+        {'mode': args.mode} if args.mode else {}, args.processes, args.seed,
+        out=lambda line: print(line, flush=True), outdir=args.out)
+    return 0 if outcome.failed_host_state == 'as before' and set(
+        outcome.hosts) == {'as planned', 'as before'} else 1
+
+
 def _add_example(sub):
     ex = sub.add_parser('example', help='run every strategy once on the '
                         'CAMS paper example and print the plans')
@@ -444,6 +458,24 @@ def _add_bench_cloud(sub):
     cloud.set_defaults(func=_bench_cloud)
 
 
+def _add_bench_apply(sub):
+    apply = sub.add_parser('bench-apply', help='plan one audit over '
+                           'simulated agents, store it with Watcher\'s '
+                           'planner and apply it with its applier engine '
+                           '(rabbitmq-server needed)')
+    apply.add_argument('--nodes', type=int, default=5000)
+    apply.add_argument('--instances', type=int, default=40,
+                       help='instances per node')
+    apply.add_argument('--strategy', default='cache_aware_balloon')
+    apply.add_argument('--mode', default='utility',
+                       help="the strategy's mode parameter ('' for none)")
+    apply.add_argument('--processes', type=int, default=2,
+                       help='processes serving the simulated agents')
+    apply.add_argument('--seed', type=int, default=1)
+    apply.add_argument('--out', default='lab-results/bench-apply')
+    apply.set_defaults(func=_bench_apply)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog='watcher-cams-lab',
@@ -451,7 +483,7 @@ def main(argv=None):
     sub = parser.add_subparsers(dest='command')
     for add in (_add_example, _add_bench_plan, _add_simulate, _add_guests,
                 _add_cloud, _add_double_caching, _add_bench_agent,
-                _add_bench_cloud):
+                _add_bench_cloud, _add_bench_apply):
         add(sub)
     args = parser.parse_args(argv)
     started = time.monotonic()

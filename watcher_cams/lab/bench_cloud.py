@@ -92,15 +92,20 @@ class TimedAgent:
 
 
 class SimulatedFleet:
-    """``processes`` processes serving the agents of hosts ``indices``."""
+    """``processes`` processes serving the agents of hosts ``indices``.
 
-    def __init__(self, url, topic, seed, indices, instances, processes):
+    ``failing``: see :func:`sim_agents.serve`.
+    """
+
+    def __init__(self, url, topic, seed, indices, instances, processes,
+                 failing=None):
         ctx = multiprocessing.get_context('spawn')
         self.ready, self.stop = ctx.Queue(), ctx.Event()
         self.procs = [ctx.Process(
             target=sim_agents.serve, daemon=True,
             args=(url, topic, seed, indices[i::processes], instances,
-                  self.ready, self.stop)) for i in range(processes)]
+                  self.ready, self.stop, failing))
+            for i in range(processes)]
         self.report_bytes = {}
 
     def __enter__(self):

@@ -30,12 +30,23 @@ ENVELOPE = '{"oslo.version": "2.0", "oslo.message": %s}'
 PREFETCH = 256
 
 
-class SimulatedHost:
-    """What one host's agent answers; balloon sizes follow set_balloon."""
+class SimulatedFailure(RuntimeError):
+    """A change the simulated agent was told to fail (bench-apply)."""
 
-    def __init__(self, report):
+
+class SimulatedHost:
+    """What one host's agent answers; balloon sizes follow the changes.
+
+    ``fail_after``: a set_balloons call makes that many changes, then
+    fails, as an agent whose guest does not follow its balloon does.
+    """
+
+    def __init__(self, report, fail_after=None):
         self.name = report['host']
+        self.fail_after = fail_after
         self.sizes_mb = {g['uuid']: g['actual_mb'] for g in report['guests']}
+        # {change id: {uuid: size before it}}, for revert_balloons.
+        self.before = {}
         # {report version: its JSON}, as an agent of API 1.3 answers.
         self.reports = {1: json.dumps(report),
                         compact.VERSION: json.dumps(compact.compact(report))}
@@ -50,14 +61,40 @@ class SimulatedHost:
         return json.dumps({'saved': sorted(states)})
 
     def get_state(self):
+        # ``sizes_mb``: the simulation's own, so a benchmark can check what
+        # each host holds after a plan.
         return json.dumps({'host': self.name, 'enabled': True,
                            'running': sorted(self.sizes_mb),
-                           'instances': {}})
+                           'instances': {}, 'sizes_mb': self.sizes_mb})
 
     def set_balloon(self, instance, target_mb, **_):
         previous = self.sizes_mb[instance]
         self.sizes_mb[instance] = target_mb
         return json.dumps({'previous_mb': previous, 'actual_mb': target_mb})
+
+    def set_balloons(self, targets, change_id=None, **_):
+        before = self.before.setdefault(change_id, {})
+        changed = {}
+        for n, target in enumerate(targets):
+            if n == self.fail_after:
+                raise SimulatedFailure('balloon of %s did not follow'
+                                       % target['instance'])
+            uuid_ = target['instance']
+            before.setdefault(uuid_, self.sizes_mb[uuid_])
+            changed[uuid_] = json.loads(self.set_balloon(
+                uuid_, target['target_mb']))
+        return json.dumps({'changed': changed, 'gone': []})
+
+    def revert_balloons(self, instances, change_id):
+        before = self.before.pop(change_id, {})
+        answers = {}
+        for uuid_ in reversed(instances):
+            if uuid_ not in before:
+                answers[uuid_] = {'not_applied': change_id}
+                continue
+            answers[uuid_] = json.loads(self.set_balloon(uuid_,
+                                                         before[uuid_]))
+        return json.dumps(answers)
 
 
 def agent_queue(exchange, topic, host):
@@ -111,7 +148,8 @@ class Responder:
         args = request.get('args') or {}
         try:
             result, failed = getattr(host, request['method'])(**args), None
-        except (AttributeError, KeyError, TypeError) as exc:
+        except (AttributeError, KeyError, TypeError,
+                SimulatedFailure) as exc:
             result, failed = 'null', failure(exc)
         if request.get('_msg_id'):  # a call, not a cast
             self.producer.publish(
@@ -120,14 +158,17 @@ class Responder:
                 content_type='application/json', content_encoding='utf-8')
 
 
-def serve(url, topic, seed, indices, instances, ready, stop):
+def serve(url, topic, seed, indices, instances, ready, stop,
+          failing=None):
     """Serve hosts ``indices``; put (pid, {host: {version: bytes}}) on ready.
 
     The target of a ``multiprocessing`` process: runs until ``stop`` is set.
+    ``failing``: {host index: changes its set_balloons makes, then fails}.
     """
     hosts = {}
     for index in indices:
-        host = SimulatedHost(bench.host_report(seed, index, instances))
+        host = SimulatedHost(bench.host_report(seed, index, instances),
+                             (failing or {}).get(index))
         hosts[host.name] = host
     exchange = agent_exchange()
     with kombu.Connection(amqp_url(url)) as conn:

@@ -4,14 +4,17 @@ The broker side is tests.functional.test_bench_cloud.
 """
 
 import json
+from unittest import mock
 
 from oslo_messaging._drivers import common as oslo_wire
 import testtools
 
 from watcher_cams.lab import bench
+from watcher_cams.lab import bench_apply
 from watcher_cams.lab import bench_cloud
 from watcher_cams.lab import sim_agents
 from watcher_cams.policy import compact
+from watcher_cams import rpcapi
 
 
 class FakeMessage:
@@ -76,6 +79,35 @@ class TestResponder(testtools.TestCase):
                          reply['result'])
         self.assertEqual(512, self.host.sizes_mb[uuid])
 
+    def test_a_batch_and_its_revert(self):
+        first, second = (g['uuid'] for g in self.report['guests'][:2])
+        before = dict(self.host.sizes_mb)
+        targets = [{'instance': first, 'target_mb': 512},
+                   {'instance': second, 'target_mb': 640}]
+        reply = self.answer(request('set_balloons', targets=targets,
+                                    change_id='c1'))
+        self.assertEqual({first, second}, set(reply['result']['changed']))
+        self.assertEqual((512, 640), (self.host.sizes_mb[first],
+                                      self.host.sizes_mb[second]))
+        reply = self.answer(request('revert_balloons',
+                                    instances=[first, second],
+                                    change_id='c1'))
+        self.assertEqual([second, first], list(reply['result']))
+        self.assertEqual(before, self.host.sizes_mb)
+        # Told to fail after one change: the caller sees the failure, the
+        # revert undoes the one it made.
+        self.host.fail_after = 1
+        reply = self.answer(request('set_balloons', targets=targets,
+                                    change_id='c2'))
+        self.assertEqual('SimulatedFailure',
+                         json.loads(reply['failure'])['class'])
+        self.assertEqual(512, self.host.sizes_mb[first])
+        reply = self.answer(request('revert_balloons',
+                                    instances=[first, second],
+                                    change_id='c2'))
+        self.assertEqual({'not_applied': 'c2'}, reply['result'][second])
+        self.assertEqual(before, self.host.sizes_mb)
+
     def test_unknown_method_is_a_remote_error(self):
         reply = self.answer(request('no_such_call'))
         failure = json.loads(reply['failure'])
@@ -121,3 +153,39 @@ class TestFigures(testtools.TestCase):
         self.assertIn('OVER', bench_cloud.verdict(rows[2], rows, 10))
         slow = rows[0]._replace(audit_s=31.0)
         self.assertIn('OVER', bench_cloud.verdict(slow, [slow], 10))
+
+
+class TestApplyFigures(testtools.TestCase):
+
+    def test_hosts_are_judged_by_what_their_agents_hold(self):
+        reports = [bench.host_report(1, i, 2) for i in range(4)]
+        uuids = [[g['uuid'] for g in r['guests']] for r in reports]
+        sizes = [{g['uuid']: g['actual_mb'] for g in r['guests']}
+                 for r in reports]
+        planned = {r['host']: {u[0]: 512} for r, u in zip(reports, uuids)}
+        held = [dict(sizes[0], **{uuids[0][0]: 512}), sizes[1],
+                dict(sizes[2], **{uuids[2][0]: 768}), None]
+
+        class Agent:
+            def get_state(self, host):
+                state = held[int(host[-4:])]
+                if state is None:
+                    raise rpcapi.AgentUnreachable(host, 'timed out')
+                return {'sizes_mb': state}
+
+        found = bench_apply.hosts_after(Agent(), reports, planned)
+        self.assertEqual(['as planned', 'as before', 'neither', 'no answer'],
+                         [found[r['host']] for r in reports])
+
+    def test_planned_sizes_and_the_shipped_parallelism(self):
+        solution = mock.Mock(actions=[
+            {'action_type': 'cams_host_balloon', 'input_parameters': {
+                'host': 'cmp-a', 'targets': [
+                    {'instance': 'u1', 'target_mb': 512},
+                    {'instance': 'u2', 'target_mb': 768}]}},
+            {'action_type': 'nop', 'input_parameters': {'message': 'x'}}])
+        self.assertEqual({'cmp-a': {'u1': 512, 'u2': 768}},
+                         bench_apply.planned_sizes(solution))
+        parallel, workers = bench_apply.shipped_parallelism()
+        # The applier runs as many actions at once as the planner allows.
+        self.assertEqual(parallel, workers)
