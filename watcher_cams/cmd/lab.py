@@ -280,7 +280,7 @@ def _bench_agent(parser, args):
     bench_agent.run(args.guests, args.cycles, args.memory_mb,
                     args.image_dir, dtype=args.domain_type,
                     out=lambda line: print(line, flush=True),
-                    ksm_wait=args.ksm_wait)
+                    ksm_wait=args.ksm_wait, read_mb=args.read_mb)
     return 0
 
 
@@ -428,6 +428,9 @@ def _add_bench_agent(sub):
     agent.add_argument('--ksm-wait', type=int, default=20,
                        help='seconds of fast KSM scanning before measuring '
                             '(0: leave KSM as it is); settings are restored')
+    agent.add_argument('--read-mb', type=int, default=None,
+                       help='MiB of its data file each guest reads first '
+                            '(default: all of it)')
     agent.set_defaults(func=_bench_agent)
 
 
