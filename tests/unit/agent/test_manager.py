@@ -459,11 +459,14 @@ class TestBalloon(ManagerTestCase):
         self.assertEqual(['gone'], answer['gone'])
         self.assertEqual('a gets', mgr.get_state()['instances'][A][
             'balloon']['reason'])
-        # In the other order, the grow comes first and is refused; nothing
-        # after it runs.
+        # A grow beyond what the shrinks free is refused; the shrinks
+        # listed after it still went first, and stay for the revert.
         self.assertRaises(controllers.Refused, mgr.set_balloons,
                           [{'instance': A, 'target_mb': 1024},
-                           {'instance': B, 'target_mb': 512}], '', 'c2')
+                           {'instance': B, 'target_mb': 640}], '', 'c2')
+        self.assertEqual((768 * 1024, 640 * 1024),
+                         (self.a.actual_kib, self.b.actual_kib))
+        mgr.revert_balloons([A, B], 'c2')
         self.assertEqual(768 * 1024, self.b.actual_kib)
         # Reverted as one: the grow first, then the shrink that made room.
         answers = mgr.revert_balloons([B, A], 'c1')

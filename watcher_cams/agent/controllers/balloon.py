@@ -63,26 +63,45 @@ class BalloonController:
 
     def resize(self, dom, target_mb):
         """Set the live size and wait for the guest; returns actual MiB."""
+        self._start(dom, target_mb)
+        return self._wait({dom.UUIDString(): (dom, target_mb)})[
+            dom.UUIDString()]
+
+    @staticmethod
+    def _start(dom, target_mb):
+        """Ask libvirt for the new size; the guest gets there later."""
         try:
             dom.setMemoryFlags(target_mb * 1024,
                                libvirt.VIR_DOMAIN_AFFECT_LIVE)
         except libvirt.libvirtError as exc:
             raise controllers.ChangeFailed(
                 'libvirt refused to resize %s: %s' % (dom.UUIDString(), exc))
+
+    def _wait(self, pending):
+        """{uuid: actual MiB} once each of {uuid: (dom, target)} is there.
+
+        All of them within one balloon_timeout: guests move their balloons
+        at the same time.
+        """
         deadline = self.clock() + self.timeout
+        reached = {}
         while True:
-            actual = dom.info()[2] // 1024
-            if abs(actual - target_mb) <= self.tolerance_mb:
-                return actual
+            for uuid, (dom, target_mb) in list(pending.items()):
+                actual = dom.info()[2] // 1024
+                if abs(actual - target_mb) <= self.tolerance_mb:
+                    reached[uuid] = actual
+                    del pending[uuid]
+            if not pending:
+                return reached
             if self.clock() >= deadline:
+                uuid, (dom, target_mb) = next(iter(pending.items()))
                 raise controllers.ChangeFailed(
                     'balloon of %s reached %d MiB, not %d MiB, in %.0f s'
-                    % (dom.UUIDString(), actual, target_mb, self.timeout))
+                    % (uuid, dom.info()[2] // 1024, target_mb, self.timeout))
             self.sleep(self.poll)
 
-    def set(self, dom, guest, account, target_mb, reason='', qemu_pid=None,
-            change_id=None):
-        self.check(guest, account, target_mb)
+    def _record(self, guest, target_mb, reason, qemu_pid, change_id):
+        """Keep what revert needs before the guest changes."""
         entry = self.state.get(guest.uuid, KIND) or {}
         earlier, ids = controllers.with_undo(
             entry, 'earlier_mb', 'previous_mb', guest.actual_mb, change_id)
@@ -95,8 +114,62 @@ class BalloonController:
             'qemu_pid': qemu_pid})
         LOG.info('Balloon %s: %d -> %d MiB (%s)', guest.uuid,
                  guest.actual_mb, target_mb, reason)
+
+    def set(self, dom, guest, account, target_mb, reason='', qemu_pid=None,
+            change_id=None):
+        self.check(guest, account, target_mb)
+        self._record(guest, target_mb, reason, qemu_pid, change_id)
         actual = self.resize(dom, target_mb)
         return {'previous_mb': guest.actual_mb, 'actual_mb': actual}
+
+    def set_many(self, found, targets, reason='', change_id=None):
+        """Resize several guests of one collection: shrinks, then grows.
+
+        ``found``: a monitor.Collection; ``targets``: dicts with
+        ``instance``, ``target_mb`` and an optional ``reason``. The shrinks
+        move together, then the grows together, each grow checked against
+        what the shrinks freed: a host's plan takes about two balloon
+        waits, not one per guest. A refused or failed change stops the
+        batch once the changes already started have arrived (they are
+        recorded under ``change_id``, for a revert to undo); guests gone
+        since the plan are skipped.
+        """
+        present = [(t, found.domains[t['instance']]) for t in targets
+                   if t['instance'] in found.domains]
+        gone = [t['instance'] for t in targets
+                if t['instance'] not in found.domains]
+        if gone:
+            LOG.info('Balloon batch %s: %d guests gone since the plan, '
+                     'skipped: %s', change_id, len(gone), ', '.join(gone))
+        account, changed = found.account, {}
+        for grow in (False, True):
+            group = [(t, d) for t, d in present
+                     if (t['target_mb'] > found.view.guest(
+                         t['instance']).actual_mb) == grow]
+            account = self._set_group(found, group, account, changed,
+                                      reason, change_id)
+        return {'changed': changed, 'gone': gone}
+
+    def _set_group(self, found, group, account, changed, reason, change_id):
+        """Start each change of ``group``, then wait for all of them."""
+        pending, before = {}, {}
+        try:
+            for target, domain in group:
+                guest = found.view.guest(target['instance'])
+                self.check(guest, account, target['target_mb'])
+                self._record(guest, target['target_mb'],
+                             target.get('reason') or reason,
+                             domain.qemu_pid, change_id)
+                self._start(domain.dom, target['target_mb'])
+                pending[guest.uuid] = (domain.dom, target['target_mb'])
+                before[guest.uuid] = guest.actual_mb
+                account = account.resized(target['target_mb']
+                                          - guest.actual_mb)
+        finally:
+            reached = self._wait(dict(pending))
+            changed.update({u: {'previous_mb': before[u], 'actual_mb': mb}
+                            for u, mb in reached.items()})
+        return account
 
     def revert(self, dom, guest, account, qemu_pid=None, change_id=None):
         """Undo the newest change, or the one ``change_id`` names.
@@ -135,36 +208,6 @@ class BalloonController:
                          qemu_pid=qemu_pid)
             self.state.record(guest.uuid, KIND, entry)
         return {'previous_mb': guest.actual_mb, 'actual_mb': actual}
-
-    def set_many(self, found, targets, reason='', change_id=None):
-        """Resize several guests of one collection, in the given order.
-
-        ``found``: a monitor.Collection; ``targets``: dicts with
-        ``instance``, ``target_mb`` and an optional ``reason``. Each change
-        is checked against the account as the changes before it left it,
-        so shrinks listed first make room for the grows after them. The
-        first refused or failed change stops the batch (the ones before it
-        stay, recorded under ``change_id``, for a revert to undo); guests
-        gone since the plan are skipped.
-        """
-        account, changed, gone = found.account, {}, []
-        for target in targets:
-            uuid = target['instance']
-            domain = found.domains.get(uuid)
-            if domain is None:
-                gone.append(uuid)
-                continue
-            result = self.set(domain.dom, found.view.guest(uuid), account,
-                              target['target_mb'],
-                              target.get('reason') or reason,
-                              domain.qemu_pid, change_id)
-            account = account.resized(result['actual_mb']
-                                      - result['previous_mb'])
-            changed[uuid] = result
-        if gone:
-            LOG.info('Balloon batch %s: %d guests gone since the plan, '
-                     'skipped: %s', change_id, len(gone), ', '.join(gone))
-        return {'changed': changed, 'gone': gone}
 
     def revert_many(self, found, instances, change_id):
         """Undo change ``change_id`` of each guest, last listed first.
