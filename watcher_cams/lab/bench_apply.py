@@ -316,4 +316,8 @@ def print_outcome(o, out):
         ('failing host %s' % o.failed_host, o.failed_host_state),
         ('shipped parallelization / max_workers',
          '%d / %d' % (parallel, workers)),
+        # Each step waits for its slowest host: with real balloons add
+        # about this many times two balloon waits.
+        ('applier steps (actions / parallelization)',
+         '%d' % -(-o.actions // parallel)),
     ]))
