@@ -39,7 +39,7 @@ def _boot(conn, image, count, memory_mb, dtype, out, read_mb=None):
     # What each guest reads fills its page cache: all of the data file, or
     # its first read_mb (forty guests under TCG read 140 MB each for long).
     command = ('cat /mnt/data >/dev/null' if read_mb is None else
-               'head -c %dM /mnt/data >/dev/null' % read_mb)
+               'head -c %d /mnt/data >/dev/null' % (read_mb << 20))
     for i, dom in enumerate(doms, 1):
         lab_guests.guest_exec(dom, command, timeout=300)
         out('guest %d/%d read its data' % (i, count))
