@@ -88,17 +88,20 @@ def watcher_database():
     """
     from watcher.common import context as watcher_context
     from watcher.common import rpc
+    from watcher.common import service  # noqa: F401 (notification_level)
     from watcher import conf as watcher_conf  # noqa: F401 (its options)
     from watcher import objects
     from watcher.tests.local_fixtures import db as db_fixture
 
     objects.register_all()  # as Watcher's services do when they start
+    # The fixture also points tempfile at a directory of its own until it
+    # is cleaned up, whatever fails after it.
     fixture = db_fixture.WatcherDatabase()
-    fixture.setUp()
-    # The objects send notifications through Watcher's notifier, as in its
-    # services; without a notification_level it drops them (noop).
-    rpc.init(cfg.CONF)
     try:
+        fixture.setUp()
+        # The objects notify through Watcher's notifier, as in its
+        # services; without a notification_level it drops them (noop).
+        rpc.init(cfg.CONF)
         ctx = watcher_context.make_context(is_admin=True)
         yield ctx, _audit(ctx)
     finally:
