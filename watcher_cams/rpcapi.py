@@ -125,10 +125,23 @@ def each_host(hosts, call, conf=None):
 
     if not hosts:
         return {}
-    workers = min(opts.report_concurrency, len(hosts))
+    workers = min(opts.report_concurrency, len(hosts),
+                  _connection_pool_size(conf or CONF))
     with futures.ThreadPoolExecutor(max_workers=workers,
                                     thread_name_prefix='cams-agent') as pool:
         return dict(zip(hosts, pool.map(one, hosts)))
+
+
+def _connection_pool_size(conf):
+    """oslo.messaging's connections per transport (none registered: any).
+
+    A call in flight holds one; beyond the pool, every call past it opens
+    a connection of its own and logs a warning.
+    """
+    try:
+        return conf.rpc_conn_pool_size
+    except cfg.NoSuchOptError:
+        return float('inf')
 
 
 class UsesAgent:

@@ -23,7 +23,10 @@ OPTS = [
                help='Reports an audit asks for at once. Each waits on its '
                     'agent over RPC, so more in flight shortens an audit of '
                     'many hosts; fewer bounds the threads and the burst on '
-                    'the message bus.'),
+                    'the message bus. Each call holds one of '
+                    'oslo.messaging\'s pooled connections: at most '
+                    '[DEFAULT] rpc_conn_pool_size (30) are in flight, so '
+                    'raise both together.'),
     cfg.IntOpt('action_timeout', default=120, min=1,
                help='Seconds to wait for an agent to apply or revert one '
                     'action (a balloon resize waits for the guest to reach '

@@ -5,6 +5,9 @@ serialized and dispatched to a real RPC server exactly as over RabbitMQ.
 The functional tests of the agent repeat this over a real RabbitMQ.
 """
 
+import threading
+import time
+
 import fixtures
 from oslo_config import cfg
 import oslo_messaging as messaging
@@ -253,6 +256,30 @@ class TestGetReports(base.TestCase):
         self.assertEqual([{'host': h} for h in hosts], list(reports.values()))
         self.assertEqual(sorted(hosts), sorted(h for h, _ in agent.asked))
         self.assertEqual({}, rpcapi.get_reports(agent, []))
+
+    def test_no_more_in_flight_than_pooled_connections(self):
+        conf = cfg.ConfigOpts()
+        for group, opts in agent_rpc.list_opts():
+            conf.register_opts(opts, group=group.name)
+        conf.register_opt(cfg.IntOpt('rpc_conn_pool_size', default=3))
+        conf([])
+        flight, most, lock = [0], [0], threading.Lock()
+
+        def call(host, timeout):
+            with lock:
+                flight[0] += 1
+                most[0] = max(most[0], flight[0])
+            time.sleep(0.02)
+            with lock:
+                flight[0] -= 1
+            return host
+
+        self.useFixture(fixtures.MockPatchObject(rpcapi.time, 'monotonic',
+                                                 time.monotonic))
+        hosts = ['cmp-%d' % i for i in range(30)]
+        self.assertEqual(dict(zip(hosts, hosts)),
+                         rpcapi.each_host(hosts, call, conf))
+        self.assertLessEqual(most[0], 3)
 
     def test_an_agent_error_is_returned_not_raised(self):
         class Refusing(WaitingAgent):
