@@ -20,6 +20,8 @@ A reverted action keeps its state (Watcher has no state for it) and says
 ``Reverted: ...`` in its status message.
 """
 
+from concurrent import futures
+
 from oslo_log import log
 from watcher.applier.actions import factory
 from watcher.applier.workflow_engine import default
@@ -32,6 +34,8 @@ from watcher_cams import rpcapi
 LOG = log.getLogger(__name__)
 
 KINDS = ('cams_balloon', 'cams_host_balloon', 'cams_pin_vcpus')
+# Plans of at least this many actions run layer by layer, not by taskflow.
+LAYERED_FROM = 200
 REVERTED = 'Reverted: '
 REVERTIBLE = (objects.action.State.SUCCEEDED, objects.action.State.FAILED)
 
@@ -48,6 +52,44 @@ def _hosts(failed):
     """
     hosts = {_host(a) for a in failed}
     return None if None in hosts else hosts
+
+
+def _layers(actions):
+    """The actions by step: each after all its parents, in plan order.
+
+    Kahn's order, level by level (a chain of thousands of one-at-a-time
+    actions is as deep as it is long: no recursion, no rescans).
+    """
+    order = {a.uuid: n for n, a in enumerate(actions)}
+    children = {uuid: [] for uuid in order}
+    missing = {}
+    for action in actions:
+        parents = {p for p in action.parents if p in order}
+        missing[action.uuid] = len(parents)
+        for parent in parents:
+            children[parent].append(action)
+    layer = [a for a in actions if not missing[a.uuid]]
+    layers = []
+    while layer:
+        layers.append(layer)
+        ready = []
+        for action in layer:
+            for child in children[action.uuid]:
+                missing[child.uuid] -= 1
+                if not missing[child.uuid]:
+                    ready.append(child)
+        layer = sorted(ready, key=lambda a: order[a.uuid])
+    if sum(map(len, layers)) < len(actions):
+        raise exception.WorkflowExecutionException(
+            error="the plan's actions depend on each other in a cycle")
+    return layers
+
+
+def _run_task(container):
+    """One action as taskflow runs its task: the three phases."""
+    container.pre_execute()
+    container.execute()
+    container.post_execute()
 
 
 class ChangeIdActionFactory(factory.ActionFactory):
@@ -69,7 +111,7 @@ class RevertingWorkFlowEngine(default.DefaultWorkFlowEngine):
 
     def execute(self, actions):
         try:
-            flow = super().execute(actions)
+            flow = self._run(actions)
         except exception.ActionPlanCancelled:
             self.revert_applied(actions, 'the action plan was cancelled')
             raise
@@ -82,6 +124,32 @@ class RevertingWorkFlowEngine(default.DefaultWorkFlowEngine):
             self.revert_applied(actions, 'an action of the plan failed',
                                 _hosts(failed))
         return flow
+
+    def _run(self, actions):
+        """Taskflow, or layer after layer for a large plan.
+
+        The weight planner links every action of a step to every action of
+        the step before; taskflow compiled that graph for minutes, in
+        gigabytes, before the first of 5,000 actions ran. A large plan
+        without an execution rule runs the same steps in the same order
+        instead, each action through Watcher's own task container (its
+        checks, states and notifications), max_workers at a time.
+        """
+        if len(actions) < LAYERED_FROM:
+            return super().execute(actions)
+        self.execution_rule = self.get_execution_rule(actions)
+        if self.execution_rule:
+            return super().execute(actions)
+        containers = {a.uuid: default.TaskFlowActionContainer(a, self)
+                      for a in actions}
+        with futures.ThreadPoolExecutor(
+                max_workers=self.config.max_workers,
+                thread_name_prefix='cams-applier') as pool:
+            for layer in _layers(actions):
+                # list(): wait for the layer; a cancel raises from here.
+                list(pool.map(_run_task, [containers[a.uuid]
+                                          for a in layer]))
+        return None
 
     def _reload(self, action):
         return objects.Action.get_by_uuid(self.context, action.uuid)

@@ -14,6 +14,7 @@ import fixtures
 import oslo_messaging as messaging
 import psutil
 import testtools
+from watcher import objects
 
 from watcher_cams import conf as cams_conf
 from watcher_cams.lab import bench
@@ -105,13 +106,21 @@ class TestBenchCloud(testtools.TestCase):
         # Watcher's weight planner and database, the plugin's engine with
         # the shipped settings, the real actions and client: one host's
         # agent fails, only that host is put back.
-        outcome = bench_apply.run(
-            nodes=6, instances=4, outdir=self.useFixture(
-                fixtures.TempDir()).path, out=lambda line: None)
-        self.assertEqual(6, outcome.actions)
-        self.assertEqual({'SUCCEEDED': 5, 'FAILED': 1}, outcome.states)
-        self.assertEqual('as before', outcome.failed_host_state)
-        self.assertEqual({'as planned': 5, 'as before': 1}, outcome.hosts)
+        objects.register_all()  # as the applier does, before its engine
+        from watcher_cams import workflow_engine
+
+        # Through taskflow, then as large plans run: step by step.
+        for layered_from in (workflow_engine.LAYERED_FROM, 2):
+            with fixtures.MockPatchObject(workflow_engine, 'LAYERED_FROM',
+                                          layered_from):
+                outcome = bench_apply.run(
+                    nodes=6, instances=4, outdir=self.useFixture(
+                        fixtures.TempDir()).path, out=lambda line: None)
+            self.assertEqual(6, outcome.actions)
+            self.assertEqual({'SUCCEEDED': 5, 'FAILED': 1}, outcome.states)
+            self.assertEqual('as before', outcome.failed_host_state)
+            self.assertEqual({'as planned': 5, 'as before': 1},
+                             outcome.hosts)
 
     def test_the_private_node_is_gone_afterwards(self):
         with broker.private_rabbitmq() as url:

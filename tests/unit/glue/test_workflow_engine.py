@@ -3,6 +3,8 @@
 import datetime
 from unittest import mock
 
+import fixtures
+
 from watcher.applier.loading import default as loading
 from watcher.applier.workflow_engine import default
 from watcher.common import exception
@@ -153,3 +155,89 @@ class TestRevertingEngine(base.TestCase):
              'Reverted: an action of the plan failed'],
             [c.kwargs['status_message']
              for c in self.engine.notify.call_args_list])
+
+
+class FakeContainer:
+    """Records the phases taskflow would call, in one shared log."""
+
+    log = []
+
+    def __init__(self, db_action, engine):
+        self.uuid = db_action.uuid
+
+    def pre_execute(self):
+        if self.uuid == 'cancel-me':
+            raise exception.ActionPlanCancelled(uuid='p')
+        self.log.append(('pre', self.uuid))
+
+    def execute(self):
+        self.log.append(('run', self.uuid))
+        return True
+
+    def post_execute(self):
+        self.log.append(('post', self.uuid))
+
+
+class TestLayeredPlans(base.TestCase):
+    """Large plans run step by step, without taskflow's graph."""
+
+    def setUp(self):
+        super().setUp()
+        self.engine = workflow_engine.RevertingWorkFlowEngine(
+            config={'max_workers': 4})
+        self.engine.config = mock.Mock(max_workers=4)
+        self.engine.get_execution_rule = lambda actions: None
+        self.engine.revert_applied = mock.Mock()
+        self.useFixture(fixtures.MockPatchObject(
+            workflow_engine, 'LAYERED_FROM', 3))
+        self.useFixture(fixtures.MockPatchObject(
+            default, 'TaskFlowActionContainer', FakeContainer))
+        FakeContainer.log = []
+
+    def run_plan(self, actions):
+        by_uuid = {a.uuid: a for a in actions}
+        with mock.patch('watcher.objects.Action.get_by_uuid',
+                        lambda ctx, uuid: by_uuid[uuid]), \
+                mock.patch.object(default.DefaultWorkFlowEngine, 'execute',
+                                  side_effect=AssertionError('taskflow')):
+            return self.engine.execute(actions)
+
+    def test_each_step_after_the_one_before(self):
+        first = [plan_action('a%d' % i, []) for i in range(3)]
+        second = [plan_action('b%d' % i, ['a0', 'a1', 'a2'])
+                  for i in range(3)]
+        self.run_plan(second + first)
+        log = FakeContainer.log
+        self.assertEqual(18, len(log))
+        last_of_first = max(log.index(('post', a.uuid)) for a in first)
+        first_of_second = min(log.index(('pre', b.uuid)) for b in second)
+        self.assertLess(last_of_first, first_of_second)
+        for uuid in ('a0', 'b2'):
+            self.assertLess(log.index(('pre', uuid)),
+                            log.index(('run', uuid)))
+            self.assertLess(log.index(('run', uuid)),
+                            log.index(('post', uuid)))
+
+    def test_a_long_chain_and_a_cycle(self):
+        chain = [plan_action('c0', [])] + [
+            plan_action('c%d' % i, ['c%d' % (i - 1)]) for i in range(1, 3000)]
+        self.assertEqual([[a] for a in chain],
+                         workflow_engine._layers(chain[::-1]))
+        loop = [plan_action('x', ['y']), plan_action('y', ['x'])]
+        self.assertRaises(exception.WorkflowExecutionException,
+                          workflow_engine._layers, loop)
+
+    def test_a_cancel_stops_the_steps_after_it_and_reverts(self):
+        actions = [plan_action('a0', []), plan_action('cancel-me', []),
+                   plan_action('a2', []),
+                   plan_action('b0', ['a0', 'cancel-me', 'a2'])]
+        self.assertRaises(exception.ActionPlanCancelled, self.run_plan,
+                          actions)
+        self.assertNotIn(('pre', 'b0'), FakeContainer.log)
+        self.engine.revert_applied.assert_called_once_with(
+            actions, 'the action plan was cancelled')
+
+
+def plan_action(uuid, parents):
+    return mock.Mock(uuid=uuid, parents=parents, action_type='nop',
+                     state='SUCCEEDED', input_parameters={})
