@@ -96,10 +96,10 @@ class CamsHostBalloon(base.AgentAction):
         if failed:
             raise NotAllReverted(count=len(failed), total=len(instances),
                                  why=rpcapi.some_errors(failed))
-        undone = {u: a for u, a in answers.items()
-                  if not (isinstance(a, dict) and 'not_applied' in a)}
-        LOG.warning('%s of %d instances on %s reverted: %s', self.KIND,
-                    len(undone), self.host, undone)
+        undone = sorted(u for u, a in answers.items()
+                        if not (isinstance(a, dict) and 'not_applied' in a))
+        LOG.warning('%s of %d of %d instances on %s reverted', self.KIND,
+                    len(undone), len(instances), self.host)
         if not undone:
             return {'not_applied': self.change_id}
         return {'reverted': undone}

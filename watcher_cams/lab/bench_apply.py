@@ -36,7 +36,9 @@ from watcher_cams.lab import tables
 from watcher_cams import rpcapi
 
 ENGINE = 'cams_taskflow'
-PROGRESS_S = 10.0
+# Seconds between progress lines; each counts the plan's actions in the
+# database, whose one writer the applier's threads wait for.
+PROGRESS_S = 30.0
 
 
 class Outcome(typing.NamedTuple):
