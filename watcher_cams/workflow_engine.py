@@ -3,11 +3,14 @@
 Watcher 17's engine catches a failing action inside its task, so taskflow
 never reverts anything, and ``[watcher_applier]
 rollback_when_actionplan_failed`` is deprecated as not working; a cancel
-reverts nothing by design. This engine runs a plan exactly as Watcher's
-does. When an action failed, it then reverts the watcher-cams actions of
-the plan on that action's host that succeeded or failed, newest first,
-each through its agent (which restores what it recorded before the change);
-when the plan was cancelled or failed as a whole, those of every host.
+reverts nothing by design. This engine runs a plan as Watcher's does:
+through taskflow, or, for a plan of LAYERED_FROM actions or more, step by
+step with Watcher's own task containers (taskflow could not start a plan
+of 5,000 actions). When an action failed, it then reverts the
+watcher-cams actions of the plan on that action's host that succeeded or
+failed, newest first, each through its agent (which restores what it
+recorded before the change); when the plan was cancelled or failed as a
+whole, those of every host.
 Other actions (migrations, resizes) are Watcher's own and stay as they are.
 
 Each watcher-cams action passes its Watcher uuid to the agent as the change
