@@ -5,8 +5,9 @@ RabbitMQ node), stores the plan with Watcher's weight planner under the
 settings the plugin ships (etc/watcher-cams/watcher.conf.d) in a Watcher
 database of the run's own (Watcher's SQLite fixture: WAL, one writer), and
 applies it as watcher-applier does: the plugin's workflow engine, loaded
-by Watcher's loader with the shipped ``max_workers``, runs Watcher's
-taskflow engine over the real action classes and RPC client. The agent of
+by Watcher's loader with the shipped ``max_workers``, runs the plan (step
+by step through Watcher's task containers, at this size) over the real
+action classes and RPC client. The agent of
 one host fails its change after its first guest: that host is put back as
 it was, every other host keeps its plan. Prints the time to plan, store and
 apply, the actions by state and what each host holds afterwards.
@@ -17,6 +18,7 @@ step as long as its slowest host, so a real plan takes about (hosts /
 parallelization) x the slowest host's time longer than printed here.
 """
 
+import collections
 import contextlib
 import os
 import time
@@ -190,11 +192,9 @@ def apply(ctx, action_plan, out):
 def _states(ctx, action_plan):
     from watcher import objects
 
-    counts = {}
-    for action in objects.Action.list(
-            ctx, filters={'action_plan_uuid': action_plan.uuid}):
-        counts[action.state] = counts.get(action.state, 0) + 1
-    return counts
+    return dict(collections.Counter(
+        action.state for action in objects.Action.list(
+            ctx, filters={'action_plan_uuid': action_plan.uuid})))
 
 
 @contextlib.contextmanager
@@ -283,19 +283,13 @@ def run(nodes=5000, instances=40, strategy='cache_aware_balloon',
     outcome = Outcome(
         nodes, instances, len(solution.actions),
         sum(len(t) for t in planned.values()), plan_s, store_s, apply_s,
-        states, _count(hosts.values()), failed_host, hosts[failed_host])
+        states, dict(collections.Counter(hosts.values())), failed_host,
+        hosts[failed_host])
     print_outcome(outcome, out)
     os.makedirs(outdir, exist_ok=True)
     path = results_mod.write(outdir, {'outcome': outcome._asdict()}, [])
     out('wrote %s' % path)
     return outcome
-
-
-def _count(values):
-    counts = {}
-    for value in values:
-        counts[value] = counts.get(value, 0) + 1
-    return counts
 
 
 def shipped_parallelism():

@@ -1,23 +1,16 @@
 import io
-import os
 from unittest import mock
 
-from oslo_config import cfg
 from stevedore import extension
 from stevedore import named
 from watcher.decision_engine.loading import default as de_loading
-from watcher.decision_engine.planner import weight
 from watcher.tests.unit import base
 
 from watcher_cams.cmd import lab
+from watcher_cams.lab import bench_apply
 from watcher_cams.lab import example
 from watcher_cams.lab import runner
 from watcher_cams.strategies import base as cams_base
-
-TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))))
-WATCHER_CONF = os.path.join(TOP, 'etc', 'watcher-cams', 'watcher.conf.d',
-                            '50-watcher-cams.conf')
 
 
 class TestEntryPoints(base.TestCase):
@@ -54,11 +47,8 @@ class TestEntryPoints(base.TestCase):
 
 class TestWeightPlanner(base.TestCase):
     def planner(self):
-        conf = cfg.ConfigOpts()
-        group = 'watcher_planners.weight'
-        conf.register_opts(weight.WeightPlanner.get_config_opts(), group)
-        conf(args=[], default_config_files=[WATCHER_CONF])
-        return weight.WeightPlanner(conf[group])
+        # The shipped file, read as bench-apply reads it.
+        return bench_apply.weight_planner()
 
     def test_shipped_config_accepts_and_orders_the_actions(self):
         planner = self.planner()
