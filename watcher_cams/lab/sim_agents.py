@@ -47,6 +47,7 @@ class SimulatedHost:
         self.sizes_mb = {g['uuid']: g['actual_mb'] for g in report['guests']}
         # {change id: {uuid: size before it}}, for revert_balloons.
         self.before = {}
+        report = dict(report, age_s=0.0)
         # {report version: its JSON}, as an agent of API 1.3 answers.
         self.reports = {1: json.dumps(report),
                         compact.VERSION: json.dumps(compact.compact(report))}

@@ -33,7 +33,7 @@ _GUEST_KEPT = ('uuid', 'name', 'max_mb', 'actual_mb', 'vcpus', 'cpus',
 _GUEST_DEFAULTS = {'base_mb': None, 'dedicated': False, 'policy_state': {},
                    'host_cache': None, 'host_io': None, 'agent': 'ok',
                    'error': None}
-_HOST_KEPT = ('host', 'timestamp', 'memory', 'ksm', 'topology',
+_HOST_KEPT = ('host', 'timestamp', 'age_s', 'memory', 'ksm', 'topology',
               'enabled')
 _SAMPLE_READ = {'meminfo': tuple(report_format.MEMINFO_KEYS),
                 'vmstat': tuple(report_format.VMSTAT_KEYS),
