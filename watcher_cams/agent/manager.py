@@ -9,6 +9,7 @@ runs the background collection. The RPC endpoint
 (:mod:`watcher_cams.agent.rpc`) is a thin shell around it.
 """
 
+import contextlib
 import threading
 import time
 
@@ -52,10 +53,12 @@ class AgentManager:
         self.timeline = overview.Timeline(opts.timeline_points,
                                           opts.min_rate_interval)
         self._last = None  # (monotonic time, report, view, account)
+        self._fresh = threading.Condition()  # notified when _last is set
         self._conn = None
-        self._collect_lock = threading.Lock()
+        # Held by collections too: a report never shows a change half made.
         self._change_lock = threading.RLock()
         self._stop = threading.Event()
+        self._wake = threading.Event()  # collect now, not at the interval
         self._thread = None
 
     @property
@@ -79,16 +82,44 @@ class AgentManager:
         return found.report, found.domains
 
     def _collect(self):
-        """A monitor.Collection, kept for the overview and its timeline."""
-        with self._collect_lock:
+        """A monitor.Collection, kept for reports, the overview, timeline."""
+        with self._change_lock:
             found = self.monitor.collect(self.conn)
             self.timeline.add(found.view, found.report['timestamp'])
-            self._last = (time.monotonic(), found.report, found.view,
-                          found.account)
+            with self._fresh:
+                self._last = (time.monotonic(), found.report, found.view,
+                              found.account)
+                self._fresh.notify_all()
             return found
 
     def get_report(self):
+        """This host's report, collected now (the lab's and tests' way)."""
         return self.collect()[0]
+
+    def last_report(self):
+        """The newest collection's report, with its age in ``age_s``.
+
+        What an audit asks for. It never collects: an audit asks every
+        host at once, and a host whose guest agents hang must not hold
+        its answer up. The background loop collects every
+        ``collect_interval`` and right after each change, so a report
+        never predates a change the agent made. When no collection is at
+        hand yet, waits ``report_wait`` seconds for the loop's next one,
+        then refuses (NoCollection). Policy state is read now: the last
+        audit may have saved some since.
+        """
+        with self._fresh:
+            if not self._fresh.wait_for(lambda: self._last is not None,
+                                        self.opts.report_wait):
+                raise controllers.NoCollection(
+                    'no collection of %s within %.0f s'
+                    % (self.opts.host, self.opts.report_wait))
+            taken, report = self._last[:2]
+        recorded = self.state.all()
+        guests = [dict(g, policy_state=recorded.get(g['uuid'], {}).get(
+            'policy_state') or {}) for g in report['guests']]
+        return dict(report, guests=guests,
+                    age_s=round(time.monotonic() - taken, 3))
 
     def get_overview(self, since=None):
         """The operators' overview (:mod:`watcher_cams.agent.overview`).
@@ -100,8 +131,8 @@ class AgentManager:
         last = self._last
         if last is None or (time.monotonic() - last[0]
                             > self.opts.collect_interval):
-            self._collect()
-            last = self._last
+            found = self._collect()
+            last = (None, found.report, found.view, found.account)
         _, report, view, account = last
         return overview.build(report, view, account, self.cfg,
                               self.timeline, since)
@@ -113,11 +144,24 @@ class AgentManager:
                 'changes are disabled on %s ([watcher_cams_compute] enabled '
                 '= False)' % self.opts.host)
 
+    @contextlib.contextmanager
+    def _changing(self):
+        """Hold the change lock; on leaving, have the loop collect anew.
+
+        Whatever the change did or failed to do, no report or overview
+        is served from a collection made before it.
+        """
+        with self._change_lock:
+            try:
+                yield
+            finally:
+                with self._fresh:
+                    self._last = None
+                self._wake.set()
+
     def _lookup(self, instance):
         """(Domain, GuestView, HostAccount) of a running instance, now."""
         found = self._collect()
-        # A change follows: the next overview must not show this collection.
-        self._last = None
         domain = found.domains.get(instance)
         if domain is None:
             raise controllers.UnknownInstance(
@@ -126,7 +170,7 @@ class AgentManager:
 
     def set_balloon(self, instance, target_mb, reason='', change_id=None):
         self._require_enabled()
-        with self._change_lock:
+        with self._changing():
             domain, guest, account = self._lookup(instance)
             return self.balloon.set(domain.dom, guest, account, target_mb,
                                     reason, domain.qemu_pid, change_id)
@@ -152,12 +196,12 @@ class AgentManager:
 
     def set_affinity(self, instance, cpus, reason='', change_id=None):
         self._require_enabled()
-        with self._change_lock:
+        with self._changing():
             domain, _, _ = self._lookup(instance)
             return self.pinning.set(domain, cpus, reason, change_id)
 
     def revert(self, instance, kind, change_id=None):
-        with self._change_lock:
+        with self._changing():
             domain, guest, account = self._lookup(instance)
             if kind == balloon.KIND:
                 return self.balloon.revert(domain.dom, guest, account,
@@ -197,7 +241,7 @@ class AgentManager:
 
     def restore_all(self):
         """Give every guest the agent changed its full size and affinity."""
-        with self._change_lock:
+        with self._changing():
             self.reconciler.restore_all(
                 self.conn, self.monitor.describe_all(self.conn))
 
@@ -217,13 +261,15 @@ class AgentManager:
 
     def _loop(self):
         while not self._stop.is_set():
+            self._wake.clear()
             try:
                 self.cycle()
             except Exception:  # keep collecting; the next cycle may work
                 LOG.exception('Collection cycle failed')
-            self._stop.wait(self.opts.collect_interval)
+            self._wake.wait(self.opts.collect_interval)
 
     def stop(self):
         self._stop.set()
+        self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout=10)

@@ -20,7 +20,7 @@ from watcher_cams import rpc_common
 
 LOG = log.getLogger(__name__)
 EXPECTED = (controllers.Refused, controllers.ChangeFailed,
-            controllers.UnknownInstance)
+            controllers.UnknownInstance, controllers.NoCollection)
 
 
 def _logged(method):
@@ -84,7 +84,7 @@ class AgentEndpoint:
 
     @_logged
     def get_report(self, ctxt, report_version=1):
-        report = self.manager.get_report()
+        report = self.manager.last_report()
         if report_version == compact.VERSION:
             return compact.compact(report)
         if report_version != 1:

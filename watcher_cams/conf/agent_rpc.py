@@ -27,6 +27,12 @@ OPTS = [
                     'oslo.messaging\'s pooled connections: at most '
                     '[DEFAULT] rpc_conn_pool_size (30) are in flight, so '
                     'raise both together.'),
+    cfg.IntOpt('report_max_age', default=300, min=1,
+               help='Seconds old an agent\'s report may be (its age_s: the '
+                    'agent answers from its last background collection). '
+                    'An older one means the agent\'s collection has '
+                    'stalled (libvirt hung, say): the host is left out of '
+                    'the audit as if it had not answered.'),
     cfg.IntOpt('action_timeout', default=120, min=1,
                help='Seconds to wait for an agent to apply or revert one '
                     'action (a balloon resize waits for the guest to reach '

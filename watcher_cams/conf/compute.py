@@ -30,9 +30,15 @@ OPTS = [
                      'guest it changed back its full (maximum) memory and '
                      'its original vCPU affinity, then forget the state.'),
     cfg.IntOpt('collect_interval', default=30, min=1,
-               help='Seconds between background collections. Each report '
-                    'also collects afresh; the background samples give the '
-                    'rates between reports.'),
+               help='Seconds between background collections. A report is '
+                    'the newest of them (its age in the report\'s age_s); '
+                    'the agent also collects right after each change it '
+                    'makes.'),
+    cfg.FloatOpt('report_wait', default=20.0, min=0.0,
+                 help='Seconds a report request waits for a collection '
+                      'when none is at hand (the agent just started, or it '
+                      'changed a guest since its last one). Past that it '
+                      'is refused and the audit leaves this host alone.'),
     cfg.IntOpt('min_rate_interval', default=10, min=1,
                help='A guest\'s rates are computed against its newest '
                     'earlier sample at least this many seconds old.'),

@@ -27,6 +27,9 @@ A report is a JSON-able dict (version 1)::
               "psi": {"some_avg10": pct, "full_avg10": pct,
                       "some_total": us}}
 
+An agent answering an audit adds ``"age_s"``: seconds since it collected
+the report (it never collects inside the call).
+
 A guest without a guest agent (``"agent": "missing"``) may carry a SAMPLE
 the agent built from host-side signals alone (:func:`balloon_sample`, with
 ``"source": "balloon"``): its balloon's statistics and the reads QEMU made

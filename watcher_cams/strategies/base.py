@@ -81,6 +81,25 @@ class CamsSolution(default_solution.DefaultSolution):
         self._actions.append(action)
 
 
+class StaleReport(Exception):
+    """An agent answered with a collection older than report_max_age."""
+
+
+def _stale_or(raw):
+    """``raw``, or StaleReport when the agent's collection has stalled.
+
+    Agents older than API 1.3 give no ``age_s``: they collected inside
+    the call, so their reports are new.
+    """
+    age = raw.get('age_s') if isinstance(raw, dict) else None
+    limit = cams_conf.CONF.watcher_cams_agent.report_max_age
+    if type(age) in (int, float) and not age <= limit:
+        return StaleReport('report of %s is %.0f s old (report_max_age %d '
+                           's): its collection has stalled'
+                           % (raw.get('host'), age, limit))
+    return raw
+
+
 class InvalidGuardConfig(exception.Invalid):
     msg_fmt = 'Invalid [watcher_cams_guards] configuration: %(reason)s'
 
@@ -217,7 +236,8 @@ class CamsStrategy(rpcapi.UsesAgent, base.BaseStrategy,
         however many agents are down.
         """
         scope = self._nodes_in_scope()
-        reports = rpcapi.get_reports(self.agent, sorted(scope))
+        reports = {h: _stale_or(raw) for h, raw in rpcapi.get_reports(
+            self.agent, sorted(scope)).items()}
         missing = {h: exc for h, exc in reports.items()
                    if isinstance(exc, Exception)}
         self.hosts_without_report = len(missing)

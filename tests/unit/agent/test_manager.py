@@ -359,14 +359,42 @@ class TestReport(ManagerTestCase):
         self.assertRaises(controllers.Refused, mgr.save_policy_state, [1])
 
 
-class TestCompactReport(ManagerTestCase):
+class TestLastReport(ManagerTestCase):
+    """What an audit gets: the newest collection, never a new one."""
+
+    def counting(self, **overrides):
+        mgr = self.manager(**overrides)
+        collect = mgr.monitor.collect
+        mgr.collections = []
+
+        def counted(conn):
+            mgr.collections.append(conn)
+            return collect(conn)
+
+        mgr.monitor.collect = counted
+        return mgr
+
+    def test_served_from_the_newest_collection_with_its_age(self):
+        mgr = self.counting()
+        mgr.collect()
+        first, second = mgr.last_report(), mgr.last_report()
+        self.assertEqual(1, len(mgr.collections))
+        self.assertEqual(first['timestamp'], second['timestamp'])
+        self.assertGreaterEqual(second['age_s'], first['age_s'])
+        self.assertEqual([A, B], [g['uuid'] for g in first['guests']])
+        self.assertNotIn('age_s', mgr._last[1])  # the kept one is intact
+        # Policy state the last audit saved since is in the next report.
+        mgr.save_policy_state({A: {'margin': {'m': 1}}})
+        self.assertEqual({'margin': {'m': 1}},
+                         mgr.last_report()['guests'][0]['policy_state'])
+        self.assertEqual(1, len(mgr.collections))
 
     def test_compact_form_says_the_same_at_a_fraction_of_the_bytes(self):
         # Two collections: the guests have previous samples.
         mgr, _ = self.ticking()
         mgr.collect()
         mgr.collect()
-        full = mgr.get_report()
+        full = mgr.last_report()
         small = json.loads(json.dumps(compact.compact(full)))
         self.assertIsNotNone(report.parse_host(full).guests[0].previous)
         self.assertEqual(report.parse_host(full),
@@ -374,6 +402,31 @@ class TestCompactReport(ManagerTestCase):
         # Previous samples repeating the current ones, and host facts for
         # operators (disks, balloon statistics, accounting): 3.9 KB here.
         self.assertLess(len(json.dumps(small)), 0.6 * len(json.dumps(full)))
+
+    def test_refused_when_no_collection_comes(self):
+        mgr = self.counting(report_wait=0.05)
+        self.assertRaises(controllers.NoCollection, mgr.last_report)
+        self.assertEqual([], mgr.collections)
+
+    def test_a_change_is_never_reported_from_before_it(self):
+        mgr = self.counting(report_wait=0.05)
+        mgr.collect()
+        mgr.set_balloon(A, 768)
+        self.assertTrue(mgr._wake.is_set())
+        self.assertRaises(controllers.NoCollection, mgr.last_report)
+        mgr.collect()
+        guest = [g for g in mgr.last_report()['guests'] if g['uuid'] == A]
+        self.assertEqual(768, guest[0]['actual_mb'])
+
+    def test_the_loop_collects_at_start_and_after_a_change(self):
+        # An interval no test waits out: only the start and the change
+        # can make the collections the reports show.
+        mgr = self.counting(collect_interval=3600, report_wait=60)
+        mgr.start()
+        self.addCleanup(mgr.stop)
+        self.assertEqual(1024, mgr.last_report()['guests'][0]['actual_mb'])
+        mgr.set_balloon(A, 768)
+        self.assertEqual(768, mgr.last_report()['guests'][0]['actual_mb'])
 
 
 class TestBalloon(ManagerTestCase):

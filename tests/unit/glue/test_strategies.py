@@ -148,6 +148,22 @@ class TestCacheAwareBalloon(StrategyTestCase):
         names = {i['name']: i['value'] for i in solution.efficacy_indicators}
         self.assertEqual(1, names['hosts_without_report'])
 
+    def test_a_stalled_agent_leaves_its_host_out(self):
+        # An agent whose collection loop hangs answers its last report for
+        # ever: past report_max_age the host counts as not answering.
+        stale = dict(self.reports[0], age_s=301.0)
+        with self.assertLogs('watcher_cams.strategies.base') as logs:
+            solution = self.strategy('cache_aware_balloon',
+                                     agent=fakes.FakeAgent([stale])).execute()
+        self.assertEqual([], solution.actions)
+        self.assertIn('301 s old', ''.join(logs.output))
+        names = {i['name']: i['value'] for i in solution.efficacy_indicators}
+        self.assertEqual(1, names['hosts_without_report'])
+        fresh = dict(self.reports[0], age_s=299.0)
+        self.assertNotEqual([], self.strategy(
+            'cache_aware_balloon',
+            agent=fakes.FakeAgent([fresh])).execute().actions)
+
     def test_malformed_report_leaves_host_out(self):
         bad = copy.deepcopy(self.reports[0])
         bad['memory']['total_mb'] = 'plenty'

@@ -13,6 +13,10 @@ class UnknownInstance(LookupError):
     """The instance a change names does not run on this host."""
 
 
+class NoCollection(RuntimeError):
+    """No collection in time: just started, or collecting after a change."""
+
+
 # Changes a guest's record can undo, newest last.
 MAX_UNDO = 16
 
