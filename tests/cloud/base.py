@@ -79,8 +79,9 @@ def boot(names, flavor='cams.tiny', node=NODE):
     Returns {name: id}.
 
     The agent reads a guest's memory figures through its guest agent, which
-    under TCG answers seconds after Nova calls the server ACTIVE; an audit
-    in between would leave the guest out.
+    under TCG answers seconds after Nova calls the server ACTIVE, and an
+    audit gets the agent's newest collection: an audit before one has seen
+    the guest agent would leave the guest out.
     """
     servers = {}
     for name in names:
@@ -93,7 +94,14 @@ def boot(names, flavor='cams.tiny', node=NODE):
             raise RuntimeError('%s\nNova says: %s' % (exc, why_failed(name)))
     for server_id in servers.values():
         lab_guests.wait_for_agent(domain(server_id, node), timeout=300)
+    # Audits get the agent's newest collection: wait until one has them.
+    api().wait_reported(node, list(servers.values()))
     return servers
+
+
+def api():
+    """The cloud lab's REST client (cloud_api.Cloud), as admin."""
+    return cloud_api.Cloud(cloud_api.session_from_env(aio.admin_env()))
 
 
 def why_failed(name):

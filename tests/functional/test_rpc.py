@@ -20,6 +20,8 @@ from tests.functional import env
 from watcher_cams.api import app as api_app
 from watcher_cams.api import policies
 from watcher_cams import conf as cams_conf
+from watcher_cams.policy import compact
+from watcher_cams.policy import report as report_format
 from watcher_cams import rpcapi
 
 AGENT_CONF = """[DEFAULT]
@@ -95,9 +97,14 @@ class TestAgentOverRabbitMQ(base.AgentTestCase):
 
     def test_round_trip(self):
         a, b = self.lab.uuids()
+        # The compact form by default (API 1.3), the whole one when asked.
         report = self.client.get_report(self.host)
-        self.assertEqual(self.host, report['host'])
-        self.assertEqual('ok', env.guest(report, a)['agent'])
+        self.assertEqual((self.host, compact.VERSION),
+                         (report['host'], report['version']))
+        view = report_format.parse_host(compact.expand(report))
+        self.assertTrue(view.guest(a).has_data)
+        whole = self.client.get_report(self.host, report_version=1)
+        self.assertEqual('ok', env.guest(whole, a)['agent'])
 
         answer = self.client.set_balloon(self.host, b, env.GUEST_MB - 128,
                                          'rpc test')
@@ -121,7 +128,7 @@ class TestAgentOverRabbitMQ(base.AgentTestCase):
         self.assertBalloon(env.GUEST_MB, self.lab.b)
 
         self.client.save_policy_state(self.host, {a: {'margin': {'m': 1}}})
-        report = self.client.get_report(self.host)
+        report = self.client.get_report(self.host, report_version=1)
         self.assertEqual({'margin': {'m': 1}},
                          env.guest(report, a)['policy_state'])
         # From the daemon's newest collection, made after the last change.

@@ -418,7 +418,10 @@ def configs():
             deploy.agent(node, 'qemu:///system', state, RABBIT,
                          llc_cpus=split_llc if extension else None),
             {'DEFAULT': {'log_file': os.path.join(
-                LOG, 'watcher-cams-agent-%s.log' % node)}})
+                LOG, 'watcher-cams-agent-%s.log' % node)},
+             # Audits get the newest collection; tests boot a guest and
+             # audit it, and should not wait the default 30 s for it.
+             'watcher_cams_compute': {'collect_interval': '10'}})
     return files
 
 

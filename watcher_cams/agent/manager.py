@@ -182,16 +182,14 @@ class AgentManager:
         set_many`): one collection for all of them, not one per guest.
         """
         self._require_enabled()
-        with self._change_lock:
+        with self._changing():
             found = self._collect()
-            self._last = None
             return self.balloon.set_many(found, targets, reason, change_id)
 
     def revert_balloons(self, instances, change_id):
         """Undo change ``change_id`` of each guest: {uuid: answer}."""
-        with self._change_lock:
+        with self._changing():
             found = self._collect()
-            self._last = None
             return self.balloon.revert_many(found, instances, change_id)
 
     def set_affinity(self, instance, cpus, reason='', change_id=None):

@@ -116,6 +116,7 @@ class CloudLab(real_guests.Lab):
             for server_id, name in self.servers.items()]
         for g in guests:
             lab_guests.wait_for_agent(g.dom, timeout=300)
+        self.cloud.wait_reported(self.host, list(self.servers))
         # The operator's first plan: every run, static included, starts
         # from the boot sizes; Nova boots a server with all of its flavor.
         state = self.cloud.run_actions([{

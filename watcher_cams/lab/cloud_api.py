@@ -74,6 +74,7 @@ class Cloud:
         self.nova = api('compute', default_microversion=NOVA_MICROVERSION)
         self.glance = api('image')
         self.watcher = api('infra-optim')
+        self.reports = api('memory-optimization')  # watcher-cams-api
 
     @staticmethod
     def _call(api, method, path, **kwargs):
@@ -144,6 +145,24 @@ class Cloud:
             return server['status'] == 'ACTIVE'
         wait('server %s ACTIVE' % name, active, timeout)
         return server_id
+
+    def reported(self, host, server_ids):
+        """Whether ``host``'s agent reports every server, its agent ok.
+
+        Through watcher-cams-api's overview: the agent answers audits
+        from its newest background collection, so a guest whose guest
+        agent has just come up is in an audit's report only once a
+        collection has seen it.
+        """
+        overview = self._call(self.reports, 'GET',
+                              '/v1/hosts/%s/overview' % host)
+        ok = {i['uuid'] for i in overview['instances']
+              if i['agent'] == 'ok'}
+        return set(server_ids) <= ok
+
+    def wait_reported(self, host, server_ids, timeout=120):
+        wait('%s reports %s' % (host, ', '.join(server_ids)),
+             lambda: self.reported(host, server_ids), timeout, every=3.0)
 
     def delete_server(self, server_id, timeout=120):
         """Delete a server and wait until it is gone; gone already is fine."""

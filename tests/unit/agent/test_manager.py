@@ -410,13 +410,18 @@ class TestLastReport(ManagerTestCase):
 
     def test_a_change_is_never_reported_from_before_it(self):
         mgr = self.counting(report_wait=0.05)
-        mgr.collect()
-        mgr.set_balloon(A, 768)
-        self.assertTrue(mgr._wake.is_set())
-        self.assertRaises(controllers.NoCollection, mgr.last_report)
+        for change in (lambda: mgr.set_balloon(A, 768),
+                       lambda: mgr.set_balloons(
+                           [{'instance': A, 'target_mb': 640}]),
+                       lambda: mgr.revert_balloons([A], 'none')):
+            mgr.collect()
+            mgr._wake.clear()
+            change()
+            self.assertTrue(mgr._wake.is_set())
+            self.assertRaises(controllers.NoCollection, mgr.last_report)
         mgr.collect()
         guest = [g for g in mgr.last_report()['guests'] if g['uuid'] == A]
-        self.assertEqual(768, guest[0]['actual_mb'])
+        self.assertEqual(640, guest[0]['actual_mb'])
 
     def test_the_loop_collects_at_start_and_after_a_change(self):
         # An interval no test waits out: only the start and the change
