@@ -6,8 +6,9 @@
 #           libvirt-dev and pkg-config (libvirt-python builds against them):
 #           what tools/lab.sh's real-guest modes need
 #   test    (default) guests plus RabbitMQ (oslo.messaging's functional
-#           tests), shellcheck (the DevStack plugin's test) and Chromium
-#           (the dashboard's browser test): what tools/test.sh needs
+#           tests), shellcheck (the DevStack plugin's test), Chromium
+#           (the dashboard's browser test) and Prometheus (the agent's
+#           metrics test): what tools/test.sh needs
 # Idempotent: installs only missing packages and starts only daemons that
 # are not running. Then builds the guest image (tools/guest-image.sh).
 set -euo pipefail
@@ -21,7 +22,7 @@ packages="libvirt-daemon-system libvirt-daemon-driver-qemu libvirt-clients
   busybox-static linux-image-amd64 e2fsprogs cpio gcc libc6-dev make"
 case "$profile" in
     guests) ;;
-    test) packages="$packages rabbitmq-server shellcheck chromium" ;;
+    test) packages="$packages rabbitmq-server shellcheck chromium prometheus" ;;
     *) echo "host-setup: unknown profile $profile (guests or test)" >&2
        exit 2 ;;
 esac

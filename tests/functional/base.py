@@ -1,11 +1,20 @@
+import os
+import signal
+import subprocess
+import sys
 import tempfile
 import time
+import uuid as uuidlib
 
 import libvirt
+import oslo_messaging as messaging
 import testtools
+from testtools import content
 
 from tests.functional import env
 from watcher_cams.agent import manager as agent_manager
+from watcher_cams import conf as cams_conf
+from watcher_cams import rpcapi
 
 
 # The agent accepts a balloon within this many MiB of its target (the
@@ -67,3 +76,92 @@ class AgentTestCase(testtools.TestCase):
                 balloon_mb(dom, env.GUEST_MB, slack_mb=0)
             except libvirt.libvirtError:
                 pass
+
+
+AGENT_CONF = """[DEFAULT]
+transport_url = {url}
+log_file = {log}
+debug = True
+
+[watcher_cams_compute]
+host = {host}
+state_dir = {state}
+connection_uri = {uri}
+collect_interval = 5
+"""
+
+
+def wait_report(test, check, timeout=90.0):
+    """The daemon's first whole report for which ``check`` holds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        report = test.client.get_report(test.host, report_version=1)
+        if check(report):
+            return report
+        test.assertLess(time.monotonic(), deadline, 'no such report')
+        time.sleep(0.5)
+
+
+class DaemonTestCase(AgentTestCase):
+    """The watcher-cams-agent daemon on the lab guests, and its client.
+
+    ``EXTRA_CONF``: more of the daemon's configuration file.
+    """
+
+    EXTRA_CONF = ''
+
+    def setUp(self):
+        super().setUp()
+        tmp = tempfile.mkdtemp(prefix='cams-ft-rpc-')
+        self.host = 'functional-%s' % uuidlib.uuid4().hex[:8]
+        self.log = os.path.join(tmp, 'agent.log')
+        conf_file = os.path.join(tmp, 'agent.conf')
+        with open(conf_file, 'w') as f:
+            f.write(AGENT_CONF.format(url=env.RABBIT_URL, log=self.log,
+                                      host=self.host, state=self.state_dir,
+                                      uri=env.URI) + self.EXTRA_CONF)
+        agent = os.path.join(os.path.dirname(sys.executable),
+                             'watcher-cams-agent')
+        self.daemon = subprocess.Popen([agent, '--config-file', conf_file])
+        self.addCleanup(self._stop_daemon)
+        self.addOnException(self._attach_log)
+
+        # oslo.messaging registers some client options (tracing) on the
+        # global CONF only, so the client uses it, as the services do.
+        conf = cams_conf.CONF
+        conf([], project='watcher-cams')
+        self.addCleanup(conf.reset)
+        # The callers are Watcher's services, whose control_exchange is
+        # 'watcher' (the agent's is oslo.messaging's default): the client
+        # must reach the agent all the same. The first transport registers
+        # the option; the client's transport reads it when created.
+        messaging.get_rpc_transport(conf, url=env.RABBIT_URL).cleanup()
+        conf.set_override('control_exchange', 'watcher')
+        transport = messaging.get_rpc_transport(conf, url=env.RABBIT_URL)
+        self.addCleanup(transport.cleanup)
+        self.client = rpcapi.AgentAPI(conf, transport)
+        self._wait_ready()
+
+    def _wait_ready(self, timeout=90):
+        deadline = time.monotonic() + timeout
+        while True:
+            self.assertIsNone(self.daemon.poll(), 'agent exited')
+            try:
+                return self.client._call(self.host, 'get_state', 2)
+            except rpcapi.AgentUnreachable:
+                if time.monotonic() > deadline:
+                    raise
+
+    def _stop_daemon(self):
+        if self.daemon.poll() is None:
+            self.daemon.send_signal(signal.SIGTERM)
+            try:
+                self.daemon.wait(30)
+            except subprocess.TimeoutExpired:
+                self.daemon.kill()
+                self.daemon.wait()
+
+    def _attach_log(self, exc_info):
+        if os.path.exists(self.log):
+            with open(self.log) as f:
+                self.addDetail('agent-log', content.text_content(f.read()))

@@ -1,17 +1,11 @@
 """The watcher-cams-agent daemon and its client over a real RabbitMQ."""
 
-import os
 import signal
-import subprocess
-import sys
-import tempfile
 import threading
 import time
 import uuid as uuidlib
 
 import fixtures
-import oslo_messaging as messaging
-from testtools import content
 from watcher.applier.loading import default as loading
 import webob
 
@@ -24,76 +18,8 @@ from watcher_cams.policy import compact
 from watcher_cams.policy import report as report_format
 from watcher_cams import rpcapi
 
-AGENT_CONF = """[DEFAULT]
-transport_url = {url}
-log_file = {log}
-debug = True
 
-[watcher_cams_compute]
-host = {host}
-state_dir = {state}
-connection_uri = {uri}
-collect_interval = 5
-"""
-
-
-class TestAgentOverRabbitMQ(base.AgentTestCase):
-
-    def setUp(self):
-        super().setUp()
-        tmp = tempfile.mkdtemp(prefix='cams-ft-rpc-')
-        self.host = 'functional-%s' % uuidlib.uuid4().hex[:8]
-        self.log = os.path.join(tmp, 'agent.log')
-        conf_file = os.path.join(tmp, 'agent.conf')
-        with open(conf_file, 'w') as f:
-            f.write(AGENT_CONF.format(url=env.RABBIT_URL, log=self.log,
-                                      host=self.host, state=self.state_dir,
-                                      uri=env.URI))
-        agent = os.path.join(os.path.dirname(sys.executable),
-                             'watcher-cams-agent')
-        self.daemon = subprocess.Popen([agent, '--config-file', conf_file])
-        self.addCleanup(self._stop_daemon)
-        self.addOnException(self._attach_log)
-
-        # oslo.messaging registers some client options (tracing) on the
-        # global CONF only, so the client uses it, as the services do.
-        conf = cams_conf.CONF
-        conf([], project='watcher-cams')
-        self.addCleanup(conf.reset)
-        # The callers are Watcher's services, whose control_exchange is
-        # 'watcher' (the agent's is oslo.messaging's default): the client
-        # must reach the agent all the same. The first transport registers
-        # the option; the client's transport reads it when created.
-        messaging.get_rpc_transport(conf, url=env.RABBIT_URL).cleanup()
-        conf.set_override('control_exchange', 'watcher')
-        transport = messaging.get_rpc_transport(conf, url=env.RABBIT_URL)
-        self.addCleanup(transport.cleanup)
-        self.client = rpcapi.AgentAPI(conf, transport)
-        self._wait_ready()
-
-    def _wait_ready(self, timeout=90):
-        deadline = time.monotonic() + timeout
-        while True:
-            self.assertIsNone(self.daemon.poll(), 'agent exited')
-            try:
-                return self.client._call(self.host, 'get_state', 2)
-            except rpcapi.AgentUnreachable:
-                if time.monotonic() > deadline:
-                    raise
-
-    def _stop_daemon(self):
-        if self.daemon.poll() is None:
-            self.daemon.send_signal(signal.SIGTERM)
-            try:
-                self.daemon.wait(30)
-            except subprocess.TimeoutExpired:
-                self.daemon.kill()
-                self.daemon.wait()
-
-    def _attach_log(self, exc_info):
-        if os.path.exists(self.log):
-            with open(self.log) as f:
-                self.addDetail('agent-log', content.text_content(f.read()))
+class TestAgentOverRabbitMQ(base.DaemonTestCase):
 
     def test_round_trip(self):
         a, b = self.lab.uuids()

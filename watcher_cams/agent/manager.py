@@ -53,6 +53,7 @@ class AgentManager:
         self.timeline = overview.Timeline(opts.timeline_points,
                                           opts.min_rate_interval)
         self._last = None  # (monotonic time, report, view, account)
+        self._newest = None  # the same, not cleared by changes
         self._fresh = threading.Condition()  # notified when _last is set
         self._conn = None
         # Held by collections too: a report never shows a change half made.
@@ -60,6 +61,7 @@ class AgentManager:
         self._stop = threading.Event()
         self._wake = threading.Event()  # collect now, not at the interval
         self._thread = None
+        self.failed_cycles = 0  # background cycles that raised
 
     @property
     def conn(self):
@@ -87,8 +89,9 @@ class AgentManager:
             found = self.monitor.collect(self.conn)
             self.timeline.add(found.view, found.report['timestamp'])
             with self._fresh:
-                self._last = (time.monotonic(), found.report, found.view,
-                              found.account)
+                self._last = self._newest = (
+                    time.monotonic(), found.report, found.view,
+                    found.account)
                 self._fresh.notify_all()
             return found
 
@@ -120,6 +123,14 @@ class AgentManager:
             'policy_state') or {}) for g in report['guests']]
         return dict(report, guests=guests,
                     age_s=round(time.monotonic() - taken, 3))
+
+    def newest(self):
+        """(monotonic time, report, view, account), or None before any.
+
+        The newest collection, even one a change has made stale: the
+        metrics page should not blink while the loop collects anew.
+        """
+        return self._newest
 
     def get_overview(self, since=None):
         """The operators' overview (:mod:`watcher_cams.agent.overview`).
@@ -263,6 +274,7 @@ class AgentManager:
             try:
                 self.cycle()
             except Exception:  # keep collecting; the next cycle may work
+                self.failed_cycles += 1
                 LOG.exception('Collection cycle failed')
             self._wake.wait(self.opts.collect_interval)
 

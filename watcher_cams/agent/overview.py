@@ -158,7 +158,6 @@ def build(report, view, account, cfg, timeline, since=None):
     gives the floors the agent enforces.
     """
     ksm = report.get('ksm') or {}
-    entries = {g.get('uuid'): g for g in report['guests']}
     return {
         'version': VERSION, 'host': report['host'],
         'timestamp': report['timestamp'],
@@ -174,7 +173,12 @@ def build(report, view, account, cfg, timeline, since=None):
         'ksm': {k: ksm.get(k) for k in ('run', 'pages_shared',
                                         'pages_sharing')},
         'llc': _llc(view),
-        'instances': [_instance(g, cfg, entries.get(g.uuid, {}))
-                      for g in view.guests],
+        'instances': instances(report, view, cfg),
         'timeline': timeline.since(since),
     }
+
+
+def instances(report, view, cfg):
+    """The overview's INSTANCE of each guest of one collection."""
+    entries = {g.get('uuid'): g for g in report['guests']}
+    return [_instance(g, cfg, entries.get(g.uuid, {})) for g in view.guests]

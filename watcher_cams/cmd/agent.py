@@ -8,6 +8,7 @@ import libvirt
 from oslo_log import log
 
 from watcher_cams.agent import manager as agent_manager
+from watcher_cams.agent import metrics
 from watcher_cams.agent import rpc
 from watcher_cams import conf as cams_conf
 
@@ -27,6 +28,10 @@ def main(argv=None):
 
     manager = agent_manager.AgentManager(CONF)
     manager.start()
+    if metrics.serve(CONF, manager) is not None:
+        LOG.info('Prometheus metrics on http://%s:%d/metrics',
+                 CONF.watcher_cams_prometheus.listen_address,
+                 CONF.watcher_cams_prometheus.port)
     server = rpc.get_server(CONF, manager)
     server.start()
     LOG.info('watcher-cams-agent serving topic %s as %s',

@@ -276,11 +276,15 @@ def _bench_agent(parser, args):
     if args.guests < 2 or args.cycles < 1 or args.memory_mb < 128:
         parser.error('need --guests >= 2, --cycles >= 1 and '
                      '--memory-mb >= 128')
+    if args.fake_agents < 0 or not 0 <= args.hung <= args.fake_agents:
+        parser.error('need --fake-agents >= 0 and 0 <= --hung <= '
+                     '--fake-agents')
     from watcher_cams.lab import bench_agent
     bench_agent.run(args.guests, args.cycles, args.memory_mb,
                     args.image_dir, dtype=args.domain_type,
                     out=lambda line: print(line, flush=True),
-                    ksm_wait=args.ksm_wait, read_mb=args.read_mb)
+                    ksm_wait=args.ksm_wait, read_mb=args.read_mb,
+                    fake_agents=args.fake_agents, hung=args.hung)
     return 0
 
 
@@ -431,6 +435,13 @@ def _add_bench_agent(sub):
     agent.add_argument('--read-mb', type=int, default=None,
                        help='MiB of its data file each guest reads first '
                             '(default: all of it)')
+    agent.add_argument('--fake-agents', type=int, default=0,
+                       help='instead of --guests: one real guest and this '
+                            'many domains without an OS whose guest agents '
+                            'answer as the real one did, with its measured '
+                            'latency (lab/fake_agents.py)')
+    agent.add_argument('--hung', type=int, default=0,
+                       help='of the --fake-agents, how many never answer')
     agent.set_defaults(func=_bench_agent)
 
 

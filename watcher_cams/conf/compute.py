@@ -110,10 +110,31 @@ OPTS = [
 ]
 
 
+PROMETHEUS_GROUP = cfg.OptGroup(
+    'watcher_cams_prometheus',
+    title='The agent\'s Prometheus metrics',
+    help='The agent serves its host\'s and instances\' figures for '
+         'Prometheus to scrape (doc/source/prometheus.rst), from its newest '
+         'collection. Off unless a port is set.')
+
+PROMETHEUS_OPTS = [
+    cfg.PortOpt('port', default=0,
+                help='TCP port of the agent\'s /metrics page. 0 (the '
+                     'default): no metrics are served.'),
+    cfg.HostAddressOpt('listen_address', default='127.0.0.1',
+                       help='Address the /metrics page listens on: the '
+                            'address Prometheus scrapes (0.0.0.0 for '
+                            'every interface). The page shows instance '
+                            'UUIDs and sizes, never names; keep it on a '
+                            'management network.'),
+]
+
+
 def register_opts(conf):
-    conf.register_group(GROUP)
-    conf.register_opts(OPTS, group=GROUP)
+    for group, opts in list_opts():
+        conf.register_group(group)
+        conf.register_opts(opts, group=group)
 
 
 def list_opts():
-    return [(GROUP, OPTS)]
+    return [(GROUP, OPTS), (PROMETHEUS_GROUP, PROMETHEUS_OPTS)]

@@ -6,6 +6,11 @@ with the pairwise sharing matrix recomputed every cycle, and prints the
 milliseconds per cycle and per guest; then the sharing matrix split into
 reading page frames (pagemap + kpageflags, per GiB of guest RAM) and
 intersecting them. Needs root, libvirt and the image (tools/host-setup.sh).
+
+``fake_agents``: one real guest and that many domains that run no OS, whose
+guest agents answer as the real one did (:mod:`watcher_cams.lab.
+fake_agents`), some of them ``hung``: the collection of forty guests on a
+machine where forty TCG guests do not boot.
 """
 
 import os
@@ -48,7 +53,7 @@ def _boot(conn, image, count, memory_mb, dtype, out, read_mb=None):
 
 def run(guests=4, cycles=5, memory_mb=512, image_dir=None,
         uri='qemu:///system', dtype='qemu', out=print, ksm_wait=0,
-        read_mb=None):
+        read_mb=None, fake_agents=0, hung=0):
     import libvirt
 
     from watcher_cams.lab import guests as lab_guests
@@ -56,8 +61,11 @@ def run(guests=4, cycles=5, memory_mb=512, image_dir=None,
     libvirt.registerErrorHandler(lambda *args: None, None)
     conn = libvirt.open(uri)
     image = lab_guests.GuestImage(image_dir)
-    out('booting %d guests of %d MiB (%s)' % (guests, memory_mb, dtype))
     try:
+        if fake_agents:
+            return _run_fake(conn, image, fake_agents, hung, cycles,
+                             memory_mb, dtype, uri, out)
+        out('booting %d guests of %d MiB (%s)' % (guests, memory_mb, dtype))
         _boot(conn, image, guests, memory_mb, dtype, out, read_mb)
         if ksm_wait:
             with ksm_tuning.fast():
@@ -67,6 +75,45 @@ def run(guests=4, cycles=5, memory_mb=512, image_dir=None,
         return _measure(uri, cycles, out)
     finally:
         lab_guests.destroy_all(conn, PREFIX)
+
+
+def _run_fake(conn, image, count, hung, cycles, memory_mb, dtype, uri, out):
+    """One real guest, ``count`` with fake agents (``hung`` of them hung)."""
+    from watcher_cams.agent.collectors import guest_agent
+    from watcher_cams.lab import fake_agents
+
+    out('booting 1 real guest and %d without an OS, %d MiB each (%s)'
+        % (count, memory_mb, dtype))
+    [real] = _boot(conn, image, 1, memory_mb, dtype, out, read_mb=16)
+    shells = _boot_shells(conn, image, count, memory_mb, dtype, out)
+    timings = []
+    with fake_agents.answering({}, timings):
+        files = fake_agents.real_files(real)
+        for _ in range(5):
+            guest_agent.collect(real)
+    out('the real guest agent: %d commands, median %.1f ms, max %.1f ms; '
+        'the fakes answer after one of these latencies, %d of them never'
+        % (len(timings), statistics.median(timings) * 1000,
+           max(timings) * 1000, hung))
+    agents = {dom.UUIDString(): fake_agents.FakeGuestAgent(
+        files, timings, hung=i < hung, seed=i)
+        for i, dom in enumerate(shells)}
+    with fake_agents.answering(agents):
+        return _measure(uri, cycles, out)
+
+
+def _boot_shells(conn, image, count, memory_mb, dtype, out):
+    """``count`` domains that run no OS, each with a data disk overlay."""
+    from watcher_cams.lab import fake_agents
+
+    workdir = tempfile.mkdtemp(prefix=PREFIX)
+    os.chmod(workdir, 0o755)  # QEMU runs as libvirt-qemu
+    doms = [conn.createXML(fake_agents.SHELL_XML.format(
+        dtype=dtype, name='%sshell-%d' % (PREFIX, i), memory_mb=memory_mb,
+        disk=image.overlay('shell-%d' % i, workdir)), 0)
+        for i in range(count)]
+    out('%d domains without an OS running' % count)
+    return doms
 
 
 def _measure(uri, cycles, out):
