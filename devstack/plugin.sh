@@ -94,6 +94,10 @@ function configure_watcher_cams_agent {
     if [[ -n "$WATCHER_CAMS_LLC_CPUS" ]]; then
         args+=(--llc-cpus "$WATCHER_CAMS_LLC_CPUS")
     fi
+    if [[ "$WATCHER_CAMS_METRICS_PORT" != "0" ]]; then
+        args+=(--metrics-port "$WATCHER_CAMS_METRICS_PORT"
+            --metrics-address "$WATCHER_CAMS_METRICS_ADDRESS")
+    fi
     _watcher_cams_deploy "${args[@]}"
 }
 

@@ -40,19 +40,24 @@ def nova_compute(state_dir, driver_extension=True):
 
 
 def agent(host, connection_uri, state_dir, transport_url,
-          reserved_host_memory_mb=512, llc_cpus=None):
+          reserved_host_memory_mb=512, llc_cpus=None, metrics=None):
     """watcher-cams-agent.conf of the compute node Nova calls ``host``.
 
     ``llc_cpus`` overrides the cache topology read from sysfs (see the
-    option's help).
+    option's help); ``metrics`` = (address, port) serves the Prometheus
+    page (doc/source/prometheus.rst).
     """
     compute = {'host': host, 'connection_uri': connection_uri,
                'state_dir': state_dir,
                'reserved_host_memory_mb': str(reserved_host_memory_mb)}
     if llc_cpus:
         compute['llc_cpus'] = llc_cpus
-    return {'DEFAULT': {'transport_url': transport_url},
-            'watcher_cams_compute': compute}
+    settings = {'DEFAULT': {'transport_url': transport_url},
+                'watcher_cams_compute': compute}
+    if metrics:
+        settings['watcher_cams_prometheus'] = {
+            'listen_address': metrics[0], 'port': str(metrics[1])}
+    return settings
 
 
 def iniset_lines(path, settings):
@@ -108,6 +113,9 @@ def main(argv=None):
     a.add_argument('--reserved-host-memory-mb', type=int, default=512)
     a.add_argument('--llc-cpus', default=None)
     a.add_argument('--log-file', default=None)
+    a.add_argument('--metrics-port', type=int, default=0,
+                   help='serve Prometheus metrics on this port (0: off)')
+    a.add_argument('--metrics-address', default='127.0.0.1')
     n = sub.add_parser('nova-compute',
                        help='print iniset lines for nova-compute\'s file')
     n.add_argument('path')
@@ -120,7 +128,9 @@ def main(argv=None):
     elif args.command == 'agent-conf':
         settings = agent(args.host, args.connection_uri, args.state_dir,
                          args.transport_url, args.reserved_host_memory_mb,
-                         args.llc_cpus)
+                         args.llc_cpus,
+                         (args.metrics_address, args.metrics_port)
+                         if args.metrics_port else None)
         if args.log_file:
             settings['DEFAULT']['log_file'] = args.log_file
         write(args.path, settings)

@@ -8,6 +8,7 @@ from lxml import etree
 import testtools
 
 from tests.cloud import base
+from watcher_cams.lab import prometheus as lab_prometheus
 
 SERVERS = ('cams-e2e-1', 'cams-e2e-2')
 _servers = {}
@@ -40,9 +41,23 @@ class TestCloud(testtools.TestCase):
     def test_watcher_s_applier_resizes_through_the_agent(self):
         server_id = self.servers[SERVERS[0]]
         self.assertEqual(512, base.actual_mb(server_id))
-        _, state = base.run_actions([base.balloon_action(server_id, 448)])
+        _, state = base.run_actions([base.balloon_action(
+            server_id, 448, 'cloud test: value 0.750 MiB/s per GiB')])
         self.assertEqual('SUCCEEDED', state)
         self.assertLessEqual(abs(base.actual_mb(server_id) - 448), 8)
+        # The cloud's Prometheus scrapes the node's agent: the resize, the
+        # value its reason gave, and the balloon that followed it.
+        prom = lab_prometheus.Prometheus(url=base.aio.PROMETHEUS)
+        mine = '{host="%s",resource="%s"}' % (base.NODE, server_id)
+        self.assertEqual(448 * 2 ** 20, base.wait_for(
+            'the target in Prometheus', lambda: prom.value(
+                'watcher_cams_instance_memory_target_bytes' + mine),
+            timeout=120))
+        self.assertEqual(0.75 / 1024, prom.value(
+            'watcher_cams_instance_memory_value' + mine))
+        base.wait_for('the balloon in Prometheus', lambda: abs(prom.value(
+            'watcher_cams_instance_memory_actual_bytes' + mine)
+            - 448 * 2 ** 20) <= 8 * 2 ** 20, timeout=120)
         _, state = base.run_actions([base.balloon_action(server_id, 512)])
         self.assertEqual('SUCCEEDED', state)
         self.assertLessEqual(abs(base.actual_mb(server_id) - 512), 8)

@@ -41,6 +41,7 @@ sys.path.insert(0, TOP)
 
 from watcher_cams import deploy  # noqa: E402
 from watcher_cams.lab import ksm_tuning  # noqa: E402
+from watcher_cams.lab import prometheus as lab_prometheus  # noqa: E402
 
 AIO = os.path.abspath(os.environ.get('CAMS_AIO_DIR',
                                      os.path.join(TOP, '.cache', 'aio')))
@@ -70,6 +71,10 @@ DATABASES = ('keystone', 'placement', 'glance', 'neutron', 'nova_api',
 # Two compute nodes; names must not contain each other (Watcher matches
 # node names by substring).
 COMPUTES = (('cmp-a', 16610, True), ('cmp-b', 16611, False))
+# Each agent's Prometheus page, and the cloud's Prometheus scraping both.
+METRICS_PORTS = {'cmp-a': 9465, 'cmp-b': 9466}
+PROMETHEUS_PORT = 9091
+PROMETHEUS = 'http://127.0.0.1:%d' % PROMETHEUS_PORT
 TEMPEST = os.path.join(AIO, 'tempest')
 HORIZON = 'http://127.0.0.1:8080'
 HORIZON_STATIC = os.path.join(AIO, 'horizon-static')
@@ -416,7 +421,8 @@ def configs():
             {'libvirt': {'disk_cachemodes': 'file=writeback'}})
         files['watcher-cams/agent-%s.conf' % node] = deploy.merge(
             deploy.agent(node, 'qemu:///system', state, RABBIT,
-                         llc_cpus=split_llc if extension else None),
+                         llc_cpus=split_llc if extension else None,
+                         metrics=('127.0.0.1', METRICS_PORTS[node])),
             {'DEFAULT': {'log_file': os.path.join(
                 LOG, 'watcher-cams-agent-%s.log' % node)},
              # Audits get the newest collection; tests boot a guest and
@@ -581,6 +587,17 @@ def start_agent(node):
         conf('watcher-cams/agent-%s.conf' % node)], namespace_of=node)
 
 
+def prometheus_server():
+    """Prometheus on PROMETHEUS_PORT, scraping both agents every 5 s."""
+    workdir = os.path.join(DATA, 'prometheus')
+    os.makedirs(workdir, exist_ok=True)
+    daemon('prometheus', lab_prometheus.command(
+        workdir, ['127.0.0.1:%d' % METRICS_PORTS[n] for n, _, _ in COMPUTES],
+        PROMETHEUS_PORT, interval_s=5))
+    wait('prometheus', lambda: lab_prometheus.ready(PROMETHEUS))
+    say('prometheus is up at %s' % PROMETHEUS)
+
+
 def watcher_and_agents():
     watcher_conf = conf('watcher/watcher.conf')
     run(os.path.join(BIN, 'watcher-db-manage'), '--config-file',
@@ -706,6 +723,7 @@ def up():
     placement_glance_neutron()
     nova()
     watcher_and_agents()
+    prometheus_server()
     horizon()
     images()
     with open(os.path.join(AIO, 'admin-openrc'), 'w') as f:
@@ -721,7 +739,7 @@ SERVICE_NAMES = (
     + ['nova-compute-%s' % n for n, _, _ in COMPUTES]
     + ['watcher-api', 'watcher-decision-engine', 'watcher-applier']
     + ['watcher-cams-agent-%s' % n for n, _, _ in COMPUTES]
-    + ['watcher-cams-api', 'horizon'])
+    + ['watcher-cams-api', 'prometheus', 'horizon'])
 
 
 def status():

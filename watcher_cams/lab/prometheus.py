@@ -43,43 +43,60 @@ def free_port():
         return probe.getsockname()[1]
 
 
+def write_config(workdir, targets, interval_s):
+    """Its configuration file under ``workdir``: scrape ``targets``."""
+    path = os.path.join(workdir, 'prometheus.yml')
+    with open(path, 'w') as f:
+        f.write(CONFIG.format(interval=interval_s, job=JOB,
+                              targets=', '.join("'%s'" % t for t in targets)))
+    return path
+
+
+def command(workdir, targets, port, interval_s=1):
+    """The argv of a server whose files live under ``workdir``."""
+    if shutil.which(BINARY) is None:
+        raise PrometheusError('no %s binary: run tools/host-setup.sh '
+                              '(Debian package prometheus)' % BINARY)
+    return [BINARY, '--config.file',
+            write_config(workdir, targets, interval_s),
+            '--storage.tsdb.path', os.path.join(workdir, 'data'),
+            '--web.listen-address', '127.0.0.1:%d' % port,
+            '--log.level', 'warn']
+
+
+def ready(url):
+    try:
+        with urllib.request.urlopen(url + '/-/ready', timeout=5) as resp:
+            return resp.status == 200
+    except OSError:
+        return False
+
+
 class Prometheus:
     """``prometheus`` scraping ``targets`` (host:port) every ``interval_s``.
 
-    Its files live under ``workdir``; ``close`` stops it.
+    Its files live under ``workdir``; ``close`` stops it. With ``url``
+    (of a server running already) it only queries.
     """
 
-    def __init__(self, workdir, targets, interval_s=1, port=None):
-        if shutil.which(BINARY) is None:
-            raise PrometheusError('no %s binary: run tools/host-setup.sh '
-                                  '(Debian package prometheus)' % BINARY)
-        self.port = port or free_port()
-        self.url = 'http://127.0.0.1:%d' % self.port
-        config = os.path.join(workdir, 'prometheus.yml')
-        with open(config, 'w') as f:
-            f.write(CONFIG.format(interval=interval_s, job=JOB,
-                                  targets=', '.join("'%s'" % t
-                                                    for t in targets)))
+    def __init__(self, workdir=None, targets=(), interval_s=1, url=None):
+        self.process = None
+        self.url = url
+        if url:
+            return
+        port = free_port()
+        self.url = 'http://127.0.0.1:%d' % port
+        argv = command(workdir, targets, port, interval_s)
         self.log_path = os.path.join(workdir, 'prometheus.log')
         with open(self.log_path, 'w') as log:
-            self.process = subprocess.Popen(
-                [BINARY, '--config.file', config, '--storage.tsdb.path',
-                 os.path.join(workdir, 'data'), '--web.listen-address',
-                 '127.0.0.1:%d' % self.port, '--log.level', 'warn'],
-                stdout=log, stderr=subprocess.STDOUT)
+            self.process = subprocess.Popen(argv, stdout=log,
+                                            stderr=subprocess.STDOUT)
 
     def wait_ready(self, timeout=60.0):
         deadline = time.monotonic() + timeout
-        while True:
-            if self.process.poll() is not None:
+        while not ready(self.url):
+            if self.process and self.process.poll() is not None:
                 raise PrometheusError('prometheus exited: %s' % self.log())
-            try:
-                with urllib.request.urlopen(self.url + '/-/ready',
-                                            timeout=5) as resp:
-                    if resp.status == 200:
-                        return
-            except OSError:
-                pass
             if time.monotonic() > deadline:
                 raise PrometheusError('prometheus not ready within %.0f s'
                                       % timeout)
@@ -109,11 +126,13 @@ class Prometheus:
         return float(found[0]['value'][1])
 
     def log(self):
+        if self.process is None:
+            return ''
         with open(self.log_path) as f:
             return f.read()[-2000:]
 
     def close(self):
-        if self.process.poll() is None:
+        if self.process is not None and self.process.poll() is None:
             self.process.terminate()
             try:
                 self.process.wait(30)

@@ -59,3 +59,15 @@ class TestDeploy(testtools.TestCase):
         self.assertNotIn('llc_cpus', deploy.agent(
             'cmp-a', 'qemu:///system', '/s', 'rabbit://x')[
             'watcher_cams_compute'])
+
+    def test_agent_metrics_settings_load_as_the_agent_s_options(self):
+        settings = deploy.agent('cmp-a', 'qemu:///system', '/s',
+                                'rabbit://x', metrics=('0.0.0.0', 9465))
+        conf = cams_conf.isolated(**{
+            'watcher_cams_prometheus.' + k: v
+            for k, v in settings['watcher_cams_prometheus'].items()})
+        self.assertEqual((9465, '0.0.0.0'),
+                         (conf.watcher_cams_prometheus.port,
+                          conf.watcher_cams_prometheus.listen_address))
+        self.assertNotIn('watcher_cams_prometheus', deploy.agent(
+            'cmp-a', 'qemu:///system', '/s', 'rabbit://x'))

@@ -123,6 +123,7 @@ class DevStackRun:
                                            'tempest.conf'),
             'HORIZON_DIR': self.horizon, 'REGION_NAME': 'RegionOne',
             'SERVICE_PROTOCOL': 'http', 'SERVICE_HOST': '10.0.0.1',
+            'HOST_IP': '10.0.0.2',
         }
         self.env.update(env)
         self.stubs = os.path.join(tmp, 'stubs.sh')
@@ -190,6 +191,10 @@ class TestDevStackPlugin(testtools.TestCase):
         state_dir = compute['state_dir']
         self.assertTrue(os.path.isdir(state_dir))
         self.assertNotIn('llc_cpus', compute)
+        # Prometheus metrics on the node's address.
+        metrics = agent['watcher_cams_prometheus']
+        self.assertEqual(('10.0.0.2', '9465'),
+                         (metrics['listen_address'], metrics['port']))
         # Nova: the agent's state, not the driver (off by default).
         nova = node.ini('nova', 'nova.conf')
         self.assertEqual(state_dir, nova['watcher_cams_nova'][
@@ -269,8 +274,11 @@ class TestDevStackPlugin(testtools.TestCase):
     def test_driver_extension_llc_and_named_images(self):
         node = self.node(ALL_IN_ONE, WATCHER_CAMS_NOVA_DRIVER='True',
                          WATCHER_CAMS_LLC_CPUS='0;1',
-                         WATCHER_CAMS_GUEST_AGENT_IMAGES='cirros,ubuntu')
+                         WATCHER_CAMS_GUEST_AGENT_IMAGES='cirros,ubuntu',
+                         WATCHER_CAMS_METRICS_PORT='0')
         node.run(*STACK)
+        self.assertNotIn('watcher_cams_prometheus', node.ini(
+            'watcher-cams', 'watcher-cams-agent.conf'))
         self.assertIn('setup_develop %s agent,nova' % TOP, node.recorded())
         self.assertEqual('watcher_cams.CamsLibvirtDriver', node.ini(
             'nova', 'nova.conf')['DEFAULT']['compute_driver'])
