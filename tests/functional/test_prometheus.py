@@ -1,10 +1,12 @@
 """A real Prometheus scraping the agent daemon that watches real guests."""
 
+import os
 import tempfile
 import time
 
 from tests.functional import base
 from tests.functional import env
+from watcher_cams.lab import dashboard_picture
 from watcher_cams.lab import prometheus
 
 MIB = 2 ** 20
@@ -100,3 +102,10 @@ class TestPrometheus(base.DaemonTestCase):
         # series but the one listing untrusted instances: there are none.
         self.assertEqual(['watcher_cams_instance_claims_agree == 0'],
                          [q for q in queries if not self.prom.query(q)])
+        # The documentation's picture is drawn from the same queries.
+        picture = dashboard_picture.render(
+            self.prom.url, self.host,
+            os.path.join(tempfile.mkdtemp(prefix='cams-ft-'), 'dash.png'),
+            minutes=2)
+        with open(picture, 'rb') as f:
+            self.assertEqual(b'\x89PNG', f.read(4))

@@ -490,6 +490,31 @@ def _add_bench_apply(sub):
     apply.set_defaults(func=_bench_apply)
 
 
+def _dashboard_picture(parser, args):
+    from watcher_cams.lab import dashboard_picture
+    from watcher_cams.lab import prometheus
+
+    try:
+        print(dashboard_picture.render(args.prometheus, args.host, args.out,
+                                       args.minutes))
+    except (prometheus.PrometheusError, OSError) as exc:
+        parser.exit(1, 'dashboard-picture: %s\n' % exc)
+    return 0
+
+
+def _add_dashboard_picture(sub):
+    picture = sub.add_parser('dashboard-picture', help='draw the Grafana '
+                             'dashboard (etc/watcher-cams/grafana) from a '
+                             'Prometheus into a PNG')
+    picture.add_argument('--prometheus', default='http://127.0.0.1:9091',
+                         help='its URL (default: the all-in-one cloud\'s)')
+    picture.add_argument('--host', required=True,
+                         help='the compute host of the drill-down row')
+    picture.add_argument('--minutes', type=int, default=30)
+    picture.add_argument('--out', default='watcher-cams-dashboard.png')
+    picture.set_defaults(func=_dashboard_picture)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog='watcher-cams-lab',
@@ -497,7 +522,7 @@ def main(argv=None):
     sub = parser.add_subparsers(dest='command')
     for add in (_add_example, _add_bench_plan, _add_simulate, _add_guests,
                 _add_cloud, _add_double_caching, _add_bench_agent,
-                _add_bench_cloud, _add_bench_apply):
+                _add_bench_cloud, _add_bench_apply, _add_dashboard_picture):
         add(sub)
     args = parser.parse_args(argv)
     started = time.monotonic()

@@ -104,16 +104,25 @@ class Prometheus:
 
     def query(self, expr):
         """The instant vector (or scalar) ``expr`` gives now."""
-        url = '%s/api/v1/query?%s' % (self.url, urllib.parse.urlencode(
-            {'query': expr}))
+        return self._get('query', {'query': expr})
+
+    def _get(self, api, params):
+        url = '%s/api/v1/%s?%s' % (self.url, api,
+                                   urllib.parse.urlencode(params))
         try:
             with urllib.request.urlopen(url, timeout=30) as resp:
                 body = json.loads(resp.read())
         except urllib.error.HTTPError as exc:
             body = json.loads(exc.read() or b'{}')
         if body.get('status') != 'success':
-            raise PrometheusError('%s: %s' % (expr, body.get('error')))
+            raise PrometheusError('%s: %s' % (params['query'],
+                                              body.get('error')))
         return body['data']['result']
+
+    def query_range(self, expr, start, end, step_s):
+        """[{'metric': labels, 'values': [[t, 'v'], ...]}] of ``expr``."""
+        return self._get('query_range', {'query': expr, 'start': start,
+                                         'end': end, 'step': step_s})
 
     def value(self, expr):
         """The one value ``expr`` gives now, or None when it gives none."""
@@ -141,15 +150,23 @@ class Prometheus:
                 self.process.wait()
 
 
+def load_dashboard(path=DASHBOARD):
+    with open(path) as f:
+        return json.load(f)
+
+
+def expression(target, host, rate_interval='1m'):
+    """A dashboard target's PromQL with Grafana's variables set."""
+    return target['expr'].replace('$host', host).replace(
+        '$__rate_interval', rate_interval)
+
+
 def dashboard_queries(path=DASHBOARD, host='', rate_interval='1m'):
     """Every PromQL expression of the Grafana dashboard, variables set."""
-    with open(path) as f:
-        dashboard = json.load(f)
-    found = []
-    for panel in dashboard['panels']:
-        for target in panel.get('targets', ()):
-            found.append(target['expr'].replace('$host', host).replace(
-                '$__rate_interval', rate_interval))
+    dashboard = load_dashboard(path)
+    found = [expression(target, host, rate_interval)
+             for panel in dashboard['panels']
+             for target in panel.get('targets', ())]
     for variable in dashboard['templating']['list']:
         query = variable['query']
         if query.startswith('label_values('):
