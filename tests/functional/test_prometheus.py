@@ -1,8 +1,10 @@
 """A real Prometheus scraping the agent daemon that watches real guests."""
 
 import os
+import subprocess
 import tempfile
 import time
+import urllib.request
 
 from tests.functional import base
 from tests.functional import env
@@ -83,6 +85,17 @@ class TestPrometheus(base.DaemonTestCase):
             'watcher_cams_memory_bytes{host="%s"}' % self.host))
         self.assertEqual(2, self.prom.value(
             'sum(watcher_cams_instances{host="%s",state="ok"})' % self.host))
+
+    def test_the_page_follows_prometheus_conventions(self):
+        self.scraped(self.client.get_report(self.host, report_version=1))
+        with urllib.request.urlopen('http://127.0.0.1:%d/metrics'
+                                    % self.metrics_port, timeout=30) as page:
+            text = page.read()
+        # promtool (Debian's prometheus package) lints names, units, help.
+        lint = subprocess.run(['promtool', 'check', 'metrics'], input=text,
+                              capture_output=True, timeout=60)
+        self.assertEqual(0, lint.returncode, lint.stdout + lint.stderr)
+        self.assertNotIn(b'cams-ft-', text)  # guests' names are not labels
 
     def test_every_dashboard_query_runs(self):
         _, b = self.lab.uuids()
