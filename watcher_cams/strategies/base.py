@@ -88,7 +88,7 @@ class StaleReport(Exception):
 def _stale_or(raw):
     """``raw``, or StaleReport when the agent's collection has stalled.
 
-    Agents older than API 1.3 give no ``age_s``: they collected inside
+    Agents of earlier releases give no ``age_s``: they collected inside
     the call, so their reports are new.
     """
     age = raw.get('age_s') if isinstance(raw, dict) else None
