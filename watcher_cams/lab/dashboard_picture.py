@@ -86,8 +86,9 @@ def render(prom_url, host, out, minutes=30):
     panels = [p for p in prometheus.load_dashboard()['panels']
               if p['type'] != 'row']
     height = max(p['gridPos']['y'] + p['gridPos']['h'] for p in panels)
-    fig = pyplot.figure(figsize=(16, height * 0.42))
-    grid = gridspec.GridSpec(height, 24, figure=fig, hspace=1.6, wspace=2)
+    fig = pyplot.figure(figsize=(16, height * 0.5))
+    grid = gridspec.GridSpec(height, 24, figure=fig, hspace=4, wspace=2.5,
+                             left=0.05, right=0.98, top=0.95, bottom=0.04)
     for panel in panels:
         pos = panel['gridPos']
         ax = fig.add_subplot(grid[pos['y']:pos['y'] + pos['h'],
