@@ -19,7 +19,6 @@ import testtools
 
 from tests.cloud import base
 from watcher_cams.lab import cloud
-from watcher_cams.lab import cloud_api
 from watcher_cams.lab import real_guests as rg
 
 START_MB = 448
@@ -38,9 +37,7 @@ class TestLabOnTheCloud(testtools.TestCase):
         super().setUp()
         base.cloud()
         self.lines = []
-        api = cloud_api.Cloud(cloud_api.session_from_env(
-            base.aio.admin_env()))
-        self.lab = cloud.CloudLab(EXP, api, base.NODE,
+        self.lab = cloud.CloudLab(EXP, base.api(), base.NODE,
                                   base.libvirt_uri(), out=self.lines.append)
         self.addCleanup(self.lab.close)
 

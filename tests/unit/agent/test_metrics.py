@@ -1,6 +1,5 @@
 """The agent's /metrics page: the figures of its newest collection."""
 
-import socket
 import urllib.request
 
 from prometheus_client import exposition
@@ -9,6 +8,7 @@ from prometheus_client import registry
 
 from tests.unit.agent import test_manager
 from watcher_cams.agent import metrics
+from watcher_cams.lab import prometheus
 
 A, B = test_manager.A, test_manager.B
 MIB = 2 ** 20
@@ -94,9 +94,7 @@ class TestMetrics(test_manager.ManagerTestCase):
     def test_served_over_http_only_when_a_port_is_set(self):
         mgr = self.manager()
         self.assertIsNone(metrics.serve(mgr.conf, mgr))
-        with socket.socket() as probe:  # a port nothing listens on
-            probe.bind(('127.0.0.1', 0))
-            port = probe.getsockname()[1]
+        port = prometheus.free_port()
         mgr = self.manager(**{'watcher_cams_prometheus.port': port})
         mgr.collect()
         server = metrics.serve(mgr.conf, mgr)
