@@ -17,9 +17,12 @@ API version history:
   agent answers version 1, as before
 * 1.4 - set_balloons and revert_balloons: one host's ordered balloon
   changes in one call, recorded and reverted under one change id
+* 1.5 - plan: the agent plans its own host for an audit's request
+  (:mod:`watcher_cams.policy.planning`) from its newest collection, saves
+  the policy state the plan keeps, and answers the plan
 """
 
-VERSION = '1.4'
+VERSION = '1.5'
 # Balloon changes one set_balloons call (and one cams_host_balloon action)
 # carries at most: 256 targets with their reasons stay well inside the
 # 64 KiB Watcher's database keeps for an action's parameters.

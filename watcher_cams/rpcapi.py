@@ -91,6 +91,18 @@ def get_reports(agent, hosts, conf=None):
     return each_host(hosts, agent.get_report, conf)
 
 
+def plan_hosts(agent, requests, conf=None):
+    """{host: its agent's plan answer, or the error} for {host: request}.
+
+    Asked as :func:`get_reports` asks: all hosts at once, one
+    ``report_timeout`` at most for the audit.
+    """
+    def plan(host, timeout):
+        return agent.plan(host, requests[host], timeout=timeout)
+
+    return each_host(sorted(requests), plan, conf)
+
+
 def save_policy_states(agent, states, conf=None):
     """{host: None, or the error} for {host: {uuid: {key: state}}}.
 
@@ -348,6 +360,16 @@ class AgentAPI:
         """The agent's persisted targets and originals per instance."""
         return self._call(host, 'get_state',
                           self._conf.watcher_cams_agent.report_timeout)
+
+    def plan(self, host, request, timeout=None):
+        """The agent's plan of its host (policy.planning.request/answer).
+
+        An agent older than 1.5 answers AgentError ``UnsupportedVersion``:
+        the caller plans that host from its report instead.
+        """
+        return self._send(host, 'plan', timeout
+                          or self._conf.watcher_cams_agent.report_timeout,
+                          '1.5', {'request': request})
 
     def save_policy_state(self, host, states, timeout=None):
         """Persist per-instance policy state: {uuid: {key: state}}."""

@@ -44,10 +44,20 @@ class TestBenchCloud(testtools.TestCase):
         self.assertEqual((3, 3), (dead.absent, dead.without_report))
         self.assertGreater(answered.actions, 0)
         self.assertEqual(answered.actions, dead.actions)
-        # Every host's compact report crossed the broker.
+        # Each agent planned its host ahead for exactly what was asked.
+        self.assertEqual(0, answered.planned_when_asked
+                         + dead.planned_when_asked)
+        self.assertGreater(answered.agent_plan_s, 0)
+        # Agents older than API 1.5: every host's compact report crossed
+        # the broker, and the decision engine planned the same actions.
+        older = bench_cloud.run(nodes=(NODES,), instances=4, absent=0,
+                                report_timeout=TIMEOUT_S,
+                                outdir=os.path.join(outdir, 'older'),
+                                out=lambda line: None, plan_on_agents=False)
         compact_mb = sum(len(json.dumps(compact.compact(dict(
             bench.host_report(1, i, 4), age_s=0.0)))) for i in range(NODES))
-        self.assertAlmostEqual(compact_mb / 1e6, answered.report_mb)
+        self.assertAlmostEqual(compact_mb / 1e6, older[0].report_mb)
+        self.assertEqual(answered.actions, older[0].actions)
         self.assertLess(dead.audit_s - answered.audit_s, 2 * TIMEOUT_S)
         self.assertGreaterEqual(dead.rpc_s, TIMEOUT_S - 0.5)
         with open(os.path.join(outdir, 'results.json')) as f:

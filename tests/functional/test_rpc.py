@@ -14,9 +14,23 @@ from tests.functional import env
 from watcher_cams.api import app as api_app
 from watcher_cams.api import policies
 from watcher_cams import conf as cams_conf
+from watcher_cams.lab import runner
 from watcher_cams.policy import compact
+from watcher_cams.policy import planning
 from watcher_cams.policy import report as report_format
 from watcher_cams import rpcapi
+
+
+class CountingClient:
+    """The real client, noting which methods the strategy called."""
+
+    def __init__(self, client):
+        self.client = client
+        self.methods = []
+
+    def __getattr__(self, name):
+        self.methods.append(name)
+        return getattr(self.client, name)
 
 
 class TestAgentOverRabbitMQ(base.DaemonTestCase):
@@ -91,6 +105,26 @@ class TestAgentOverRabbitMQ(base.DaemonTestCase):
         self.assertBalloon(env.GUEST_MB, self.lab.b)
         # Undone already: nothing is undone twice.
         self.assertEqual({'not_applied': 'host-change-1'}, action.revert())
+
+    def test_the_daemon_plans_its_host_for_the_real_strategy(self):
+        # API 1.5: the real strategy, on Watcher's model of this host, asks
+        # the daemon over RabbitMQ to plan; the margin controller's state
+        # stays with the daemon, no report crosses.
+        a, b = self.lab.uuids()
+        model = runner.compute_model([self.client.get_report(self.host)])
+        timed = CountingClient(self.client)
+        strategy, solution = runner.run('margin_balloon', model, timed)
+        self.assertEqual({'plan'}, set(timed.methods))
+        self.assertEqual(0, strategy.hosts_without_report)
+        self.assertEqual({a, b}, {c['instance'] for act in solution.actions
+                                  for c in runner.guest_changes(act)})
+        state = self.client.get_state(self.host)['instances']
+        for uuid in (a, b):
+            self.assertIn(planning.MARGIN_STATE_KEY,
+                          state[uuid]['policy_state'])
+        exc = self.assertRaises(rpcapi.AgentError, self.client.plan,
+                                self.host, {'planner': 'nope'})
+        self.assertEqual('Refused', exc.exc_type)
 
     def test_refusals_and_silence(self):
         a, _ = self.lab.uuids()

@@ -25,6 +25,7 @@ from watcher_cams.agent import overview
 from watcher_cams.agent import reconciler as agent_reconciler
 from watcher_cams import changes as state_store
 from watcher_cams.conf import guards as guards_conf
+from watcher_cams.policy import planning
 from watcher_cams.policy import report as report_format
 
 LOG = log.getLogger(__name__)
@@ -123,6 +124,33 @@ class AgentManager:
             'policy_state') or {}) for g in report['guests']]
         return dict(report, guests=guests,
                     age_s=round(time.monotonic() - taken, 3))
+
+    def plan(self, request):
+        """This host's plan for an audit's request (policy.planning).
+
+        Planned from the newest collection, as :meth:`last_report` serves
+        it, so the decision engine of a large cloud neither parses every
+        host's report nor plans every host itself. The policy state the
+        plan keeps is saved here at once, as ``save_policy_state`` would
+        (no second call). Answers :func:`planning.answer` with ``age_s``.
+        """
+        raw = self.last_report()
+        try:
+            host, plan = planning.plan_report(raw, request)
+        except (planning.PlanError, report_format.ReportError) as exc:
+            raise controllers.Refused('plan request not served: %s' % exc)
+        for guest in host.guests:
+            if guest.problem:
+                LOG.debug('plan: %s left alone: %s', guest.uuid,
+                          guest.problem)
+        if plan.policy_state:
+            try:
+                self.save_policy_state(plan.policy_state)
+            except controllers.Refused as exc:
+                LOG.warning('plan: policy state not saved, the next audit '
+                            'plans without it: %s', exc)
+        return dict(planning.answer(planning.planned(host, plan)),
+                    age_s=raw['age_s'])
 
     def newest(self):
         """(monotonic time, report, view, account), or None before any.

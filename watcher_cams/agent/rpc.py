@@ -144,6 +144,10 @@ class AgentEndpoint:
         return self.manager.get_state()
 
     @_logged
+    def plan(self, ctxt, request):
+        return self.manager.plan(request)
+
+    @_logged
     def save_policy_state(self, ctxt, states):
         return self.manager.save_policy_state(states)
 

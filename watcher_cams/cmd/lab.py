@@ -304,7 +304,8 @@ def _bench_cloud(parser, args):
         {'mode': args.mode} if args.mode else {}, args.processes,
         args.report_timeout, args.seed, args.out,
         out=lambda line: print(line, flush=True),
-        report_version=args.report_version)
+        report_version=args.report_version,
+        plan_on_agents=args.plan_on_agents)
     return 0 if all('OVER' not in bench_cloud.verdict(
         r, rows, args.report_timeout) for r in rows) else 1
 
@@ -467,6 +468,10 @@ def _add_bench_cloud(sub):
                        choices=(1, 2),
                        help='report the client asks for (1: as agents '
                             'before API 1.3 answer)')
+    cloud.add_argument('--no-plan-on-agents', dest='plan_on_agents',
+                       action='store_false',
+                       help='agents answer plan requests as agents before '
+                            'API 1.5 do: the decision engine plans')
     cloud.add_argument('--seed', type=int, default=1)
     cloud.add_argument('--out', default='lab-results/bench-cloud')
     cloud.set_defaults(func=_bench_cloud)

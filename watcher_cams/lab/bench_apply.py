@@ -265,14 +265,15 @@ def run(nodes=5000, instances=40, strategy='cache_aware_balloon',
     out('starting a private RabbitMQ node, %d simulated agents (the one of '
         '%s fails after its first change) and a Watcher database'
         % (nodes, failed_host))
+    params = params or {'mode': 'utility'}
     with broker.private_rabbitmq() as url, \
             agents_on(url, topic, report_timeout) as agent, \
             bench_cloud.SimulatedFleet(url, topic, seed, list(range(nodes)),
                                        instances, processes,
-                                       failing={failed_index: 1}), \
+                                       failing={failed_index: 1},
+                                       plan_with=(strategy, params)), \
             watcher_database() as (ctx, audit):
-        solution, plan_s = plan(agent, reports, strategy,
-                                params or {'mode': 'utility'})
+        solution, plan_s = plan(agent, reports, strategy, params)
         out('planned in %.1f s: %d actions' % (plan_s,
                                                len(solution.actions)))
         action_plan, store_s = store(ctx, audit, solution)

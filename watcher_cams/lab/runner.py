@@ -159,6 +159,13 @@ class LocalAgent:
     def save_policy_state(self, host, states, timeout=None):
         return self._call(host, 'save_policy_state', states=states)
 
+    def plan(self, host, request, timeout=None):
+        # The lab runs no background collection: collect now, as
+        # get_report does, and plan from that collection.
+        if host == self.host:
+            self.manager.collect()
+        return self._call(host, 'plan', request=request)
+
 
 def guest_changes(action):
     """The guests an action (a solution's or Watcher's) changes.

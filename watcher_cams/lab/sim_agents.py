@@ -11,17 +11,29 @@ kombu connection, and answers in oslo.messaging's message envelope
 real: its oslo.messaging client and transport, the strategy, Watcher's
 model. Reports are bench-plan's synthetic ones (``bench.host_report``),
 encoded once per host.
+
+Agents of API 1.5 plan their own host (``plan``). A real agent does it
+on its own CPU when asked, all hosts at once; thousands of them planning
+in two processes beside the decision engine would measure this machine's
+two cores instead. So each process plans its hosts before the audit, for
+the requests the strategy will send (it builds them with the strategy's
+own code on the same model), notes how long each host took, and answers
+the request it planned from that plan; any other request is planned when
+it comes.
 """
 
 import json
 import os
 import socket
+import time
 import uuid
 
 import kombu
 
 from watcher_cams.lab import bench
+from watcher_cams.lab import runner
 from watcher_cams.policy import compact
+from watcher_cams.policy import planning
 from watcher_cams import rpc_common
 
 # oslo.messaging's envelope around every message (its _drivers.common).
@@ -34,6 +46,10 @@ class SimulatedFailure(RuntimeError):
     """A change the simulated agent was told to fail (bench-apply)."""
 
 
+class UnsupportedVersion(RuntimeError):
+    """What an agent older than API 1.5 answers a ``plan`` request."""
+
+
 class SimulatedHost:
     """What one host's agent answers; balloon sizes follow the changes.
 
@@ -41,8 +57,9 @@ class SimulatedHost:
     fails, as an agent whose guest does not follow its balloon does.
     """
 
-    def __init__(self, report, fail_after=None):
+    def __init__(self, report, fail_after=None, plans=True):
         self.name = report['host']
+        self.plans = plans
         self.fail_after = fail_after
         self.sizes_mb = {g['uuid']: g['actual_mb'] for g in report['guests']}
         # {change id: {uuid: size before it}}, for revert_balloons.
@@ -52,6 +69,32 @@ class SimulatedHost:
         self.reports = {1: json.dumps(report),
                         compact.VERSION: json.dumps(compact.compact(report))}
         self.policy_state = {}
+        self.report = report
+        # (request's JSON, answer's JSON, seconds it took) of plan_ahead.
+        self.planned = None
+
+    def plan_ahead(self, request):
+        """Plan for ``request`` now; the same request is answered from it."""
+        start = time.perf_counter()
+        answer = self._plan(request, ahead=True)
+        self.planned = (_key(request), answer, time.perf_counter() - start)
+
+    def plan(self, request):
+        if not self.plans:
+            raise UnsupportedVersion('Endpoint does not support RPC version '
+                                     '1.5')
+        if self.planned is not None and _key(request) == self.planned[0]:
+            return self.planned[1]
+        return self._plan(request, ahead=False)
+
+    def _plan(self, request, ahead):
+        """The answer's JSON; ``planned_ahead`` says which way it was made."""
+        view, plan = planning.plan_report(self.report, request)
+        # Saved, as an agent does; like its reports, a simulated host's
+        # next plan starts from its first report.
+        self.save_policy_state(plan.policy_state)
+        return json.dumps(dict(planning.answer(planning.planned(view, plan)),
+                               age_s=0.0, planned_ahead=ahead))
 
     def get_report(self, report_version=1):
         return self.reports[report_version]
@@ -96,6 +139,23 @@ class SimulatedHost:
             answers[uuid_] = json.loads(self.set_balloon(uuid_,
                                                          before[uuid_]))
         return json.dumps(answers)
+
+
+def _key(request):
+    return json.dumps(request, sort_keys=True)
+
+
+def plan_ahead(hosts, strategy, params):
+    """Have each SimulatedHost plan for the request ``strategy`` will send.
+
+    The requests come from the strategy's own code, on Watcher's model of
+    these hosts as bench-cloud builds it (``runner.compute_model``).
+    """
+    model = runner.compute_model([h.report for h in hosts.values()])
+    planner = runner.prepare(strategy, model, None, params)
+    for name, request in planner.plan_requests(
+            planner._nodes_in_scope()).items():
+        hosts[name].plan_ahead(json.loads(json.dumps(request)))
 
 
 def agent_queue(exchange, topic, host):
@@ -149,8 +209,8 @@ class Responder:
         args = request.get('args') or {}
         try:
             result, failed = getattr(host, request['method'])(**args), None
-        except (AttributeError, KeyError, TypeError,
-                SimulatedFailure) as exc:
+        except (AttributeError, KeyError, TypeError, SimulatedFailure,
+                UnsupportedVersion) as exc:
             result, failed = 'null', failure(exc)
         if request.get('_msg_id'):  # a call, not a cast
             self.producer.publish(
@@ -159,18 +219,31 @@ class Responder:
                 content_type='application/json', content_encoding='utf-8')
 
 
+def _sizes(host):
+    sizes = {v: len(text) for v, text in host.reports.items()}
+    if host.planned is not None:
+        sizes.update(plan=len(host.planned[1]), plan_s=host.planned[2])
+    return sizes
+
+
 def serve(url, topic, seed, indices, instances, ready, stop,
-          failing=None):
-    """Serve hosts ``indices``; put (pid, {host: {version: bytes}}) on ready.
+          failing=None, plan_with=None):
+    """Serve hosts ``indices``; put (pid, {host: sizes}) on ``ready``.
 
     The target of a ``multiprocessing`` process: runs until ``stop`` is set.
     ``failing``: {host index: changes its set_balloons makes, then fails}.
+    ``plan_with``: (strategy, audit parameters) the hosts plan ahead for;
+    None: they answer ``plan`` as agents older than API 1.5.
+    sizes: {report version: bytes} and, planned ahead, ``plan`` (bytes of
+    the answer) and ``plan_s`` (seconds it took).
     """
     hosts = {}
     for index in indices:
         host = SimulatedHost(bench.host_report(seed, index, instances),
-                             (failing or {}).get(index))
+                             (failing or {}).get(index), bool(plan_with))
         hosts[host.name] = host
+    if plan_with:
+        plan_ahead(hosts, *plan_with)
     exchange = agent_exchange()
     with kombu.Connection(amqp_url(url)) as conn:
         conn.ensure_connection(max_retries=20)
@@ -180,9 +253,8 @@ def serve(url, topic, seed, indices, instances, ready, stop,
         queues = [agent_queue(exchange, topic, name) for name in hosts]
         with kombu.Consumer(channel, queues, callbacks=[responder],
                             accept=['json']):
-            ready.put((os.getpid(), {
-                name: {v: len(text) for v, text in h.reports.items()}
-                for name, h in hosts.items()}))
+            ready.put((os.getpid(), {name: _sizes(h)
+                                     for name, h in hosts.items()}))
             while not stop.is_set():
                 try:
                     conn.drain_events(timeout=0.5)

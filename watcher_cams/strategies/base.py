@@ -1,13 +1,14 @@
 """What every watcher-cams strategy shares: hosts in, actions out.
 
-A strategy reads Watcher's compute model (nodes, instances, flavors), asks
-each node's agent for its report, turns both into policy views, runs one
-policy per host and adds the resulting actions with efficacy indicators.
-Subclasses only say which policy runs and with which parameters.
+A strategy reads Watcher's compute model (nodes, instances, flavors),
+asks each node's agent to plan its host with one policy
+(:mod:`watcher_cams.policy.planning`; for an agent too old to plan, gets
+its report and plans here with the same code) and adds the resulting
+actions with efficacy indicators. Subclasses only say which policy runs
+and with which parameters.
 """
 
 import abc
-import dataclasses
 import json
 import logging
 
@@ -20,8 +21,8 @@ from watcher.decision_engine.strategy.strategies import base
 
 from watcher_cams import conf as cams_conf
 from watcher_cams.conf import guards as guards_conf
-from watcher_cams.policy import compact
 from watcher_cams.policy import guards
+from watcher_cams.policy import planning
 from watcher_cams.policy import report
 from watcher_cams import rpc_common
 from watcher_cams import rpcapi
@@ -100,6 +101,46 @@ def _stale_or(raw):
     return raw
 
 
+def _instance_scope(instance):
+    """planning.instance_scope of a Watcher model instance."""
+    specs = instance.flavor_extra_specs or {}
+    return planning.instance_scope(
+        instance.memory or None,
+        not instance.watcher_exclude
+        and instance.state == element.InstanceState.ACTIVE.value,
+        specs.get('hw:cpu_policy') == 'dedicated')
+
+
+def _planned_answer(raw, host, instances):
+    """PlannedHost of an agent's plan answer, or why it is unusable."""
+    if isinstance(raw, Exception):
+        return raw
+    try:
+        stale = _stale_or(raw)
+        if isinstance(stale, Exception):
+            return stale
+        return planning.parse_answer(raw, host, instances)
+    except planning.PlanError as exc:
+        return planning.PlanError('plan of %s rejected: %s' % (host, exc))
+
+
+def _planned_report(raw, host, request):
+    """PlannedHost of ``host``'s report, planned here, or why not."""
+    if isinstance(raw, Exception):
+        return raw
+    raw = _stale_or(raw)
+    if isinstance(raw, Exception):
+        return raw
+    try:
+        view, plan = planning.plan_report(raw, request)
+    except (planning.PlanError, report.ReportError) as exc:
+        return planning.PlanError('report of %s rejected: %s' % (host, exc))
+    if view.name != host:
+        return planning.PlanError('agent asked for %s answered as %s'
+                                  % (host, view.name))
+    return planning.planned(view, plan)
+
+
 class InvalidGuardConfig(exception.Invalid):
     msg_fmt = 'Invalid [watcher_cams_guards] configuration: %(reason)s'
 
@@ -132,7 +173,7 @@ class CamsStrategy(rpcapi.UsesAgent, base.BaseStrategy,
     def __init__(self, config, osc=None):
         super().__init__(config, osc)
         self.solution = CamsSolution(goal=self.goal, strategy=self)
-        self.hosts = []
+        self.planned = []  # planning.PlannedHost of each host planned
         self.plans = []
         self.hosts_without_report = 0
 
@@ -174,9 +215,13 @@ class CamsStrategy(rpcapi.UsesAgent, base.BaseStrategy,
     def policy_params(self):
         """The policy's parameter dataclass, from the audit parameters."""
 
-    @abc.abstractmethod
-    def plan_host(self, host, node, params, cfg):
-        """Run the policy on one HostView (of Watcher ``node``): a Plan."""
+    def host_params(self, node, params):
+        """The parameters to plan Watcher ``node`` with (a PLANNERS one).
+
+        ``params`` is :meth:`policy_params`; a strategy whose parameters
+        depend on the node overrides this.
+        """
+        return params
 
     def pre_execute(self):
         # BaseStrategy._pre_execute, except that the model is rendered for
@@ -189,25 +234,90 @@ class CamsStrategy(rpcapi.UsesAgent, base.BaseStrategy,
             LOG.debug(self.compute_model.to_string())
 
     def do_execute(self, audit=None):
+        """Plan every host in scope, on its agent where it can.
+
+        Every host's plan depends on that host alone, so each agent plans
+        its own (API 1.5, :mod:`watcher_cams.policy.planning`), all at
+        once; hosts whose agent is older, and in-process stand-ins
+        without ``plan``, are planned here from their reports by the same
+        code. Hosts without a usable plan are left alone, counted and
+        logged once.
+        """
+        scope = self._nodes_in_scope()
+        requests = self.plan_requests(scope)
+        found = self._plan_on_agents(requests)
+        found.update(self._plan_from_reports(
+            [h for h in requests if h not in found], requests))
+        self._take(found, scope)
+
+    def plan_requests(self, scope):
+        """{host: planning.request} of ``scope`` (:meth:`_nodes_in_scope`).
+
+        Refuses bad audit parameters or guard options before any RPC.
+        """
         params = self.policy_params()
         cfg = self.guard_config
-        for host, node in self.collect_hosts(cfg):
-            plan = self.plan_host(host, node, params, cfg)
-            self.plans.append(plan)
-            self.add_plan_actions(plan, node)
-        self.save_policy_states()
+        return {
+            name: planning.request(
+                self.host_params(node, params), cfg,
+                {uuid: _instance_scope(i) for uuid, i in instances.items()},
+                node.memory_mb_reserved)
+            for name, (node, instances) in scope.items()}
 
-    def save_policy_states(self):
+    def _plan_on_agents(self, requests):
+        """{host: PlannedHost or its error}; older agents left out."""
+        if not hasattr(self.agent, 'plan'):
+            return {}
+        found = {}
+        for host, raw in rpcapi.plan_hosts(self.agent, requests).items():
+            if isinstance(raw, rpcapi.AgentError) and \
+                    raw.exc_type == 'UnsupportedVersion':
+                continue
+            found[host] = _planned_answer(
+                raw, host, requests[host]['instances'])
+        return found
+
+    def _plan_from_reports(self, hosts, requests):
+        """{host: PlannedHost or its error}, planned in this process.
+
+        For agents older than API 1.5: their reports are asked for at
+        once, and the policy states saved back all at once.
+        """
+        if not hosts:
+            return {}
+        found = {}
+        for host, raw in rpcapi.get_reports(self.agent, hosts).items():
+            found[host] = _planned_report(raw, host, requests[host])
+        self.save_policy_states(
+            {h: p.plan.policy_state for h, p in found.items()
+             if isinstance(p, planning.PlannedHost) and p.plan.policy_state})
+        return found
+
+    def _take(self, found, scope):
+        """Actions of every host's PlannedHost; the others counted, logged."""
+        missing = {h: exc for h, exc in found.items()
+                   if isinstance(exc, Exception)}
+        self.hosts_without_report = len(missing)
+        if missing:
+            LOG.warning('%s: %d of %d hosts left out of this audit, no '
+                        'usable plan or report: %s', self.NAME, len(missing),
+                        len(found), rpcapi.some_errors(missing))
+        for host, done in sorted(found.items()):
+            if host not in missing:
+                self.planned.append(done)
+                self.plans.append(done.plan)
+                self.add_plan_actions(done.plan, scope[host][0])
+
+    def save_policy_states(self, states):
         """Persist what the policy keeps per guest across cycles.
 
         The state lives with the agent, so it survives decision-engine
         restarts and follows the host's guests. It is saved at planning
         time: a policy's state records what it measured, which holds
         whether or not the plan is applied. All hosts at once, after
-        planning (rpcapi.save_policy_states), not a round trip per host.
+        planning (rpcapi.save_policy_states), not a round trip per host;
+        an agent that plans saves its own.
         """
-        states = {p.host: p.policy_state for p in self.plans
-                  if p.policy_state}
         failed = {h: exc for h, exc in rpcapi.save_policy_states(
             self.agent, states).items() if exc is not None}
         if failed:
@@ -221,38 +331,12 @@ class CamsStrategy(rpcapi.UsesAgent, base.BaseStrategy,
     def indicators(self):
         changed = {m.instance for p in self.plans for m in p.moves}
         changed |= {c.instance for p in self.plans for c in p.pins}
-        audited = sum(1 for h in self.hosts for g in h.guests if g.has_data)
+        audited = sum(p.audited_instances for p in self.planned)
         return {'instances_changed': len(changed),
                 'audited_instances': audited,
                 'hosts_without_report': self.hosts_without_report}
 
-    # Hosts: compute model + agent reports -> policy views.
-
-    def collect_hosts(self, cfg):
-        """Yield (HostView, node) for every usable host in the audit scope.
-
-        The reports of all of them are asked for at once
-        (rpcapi.get_reports): the audit waits one report_timeout at most,
-        however many agents are down.
-        """
-        scope = self._nodes_in_scope()
-        reports = {h: _stale_or(raw) for h, raw in rpcapi.get_reports(
-            self.agent, sorted(scope)).items()}
-        missing = {h: exc for h, exc in reports.items()
-                   if isinstance(exc, Exception)}
-        self.hosts_without_report = len(missing)
-        if missing:
-            LOG.warning('%s: %d of %d hosts left out of this audit, no '
-                        'usable report: %s', self.NAME, len(missing),
-                        len(reports), rpcapi.some_errors(missing))
-        for hostname, raw in sorted(reports.items()):
-            if isinstance(raw, Exception):
-                continue
-            node, instances = scope[hostname]
-            host = self._host_view(node, instances, raw)
-            if host is not None:
-                self.hosts.append(host)
-                yield host, node
+    # Hosts: the compute model's nodes in scope.
 
     def _nodes_in_scope(self):
         """{hostname: (node, {uuid: instance})}: nodes up, with instances."""
@@ -268,46 +352,6 @@ class CamsStrategy(rpcapi.UsesAgent, base.BaseStrategy,
             if instances:
                 scope[node.hostname] = (node, instances)
         return scope
-
-    def _host_view(self, node, instances, raw):
-        try:
-            host = report.parse_host(compact.expand(raw))
-        except report.ReportError as exc:
-            LOG.error('%s: report of %s rejected, host left out: %s',
-                      self.NAME, node.hostname, exc)
-            return None
-        if host.name != node.hostname:
-            LOG.error('%s: agent asked for %s answered as %s; host left out',
-                      self.NAME, node.hostname, host.name)
-            return None
-        guests = tuple(self._reconcile(g, instances.get(g.uuid))
-                       for g in host.guests)
-        for g in guests:
-            if g.problem:
-                LOG.info('%s: %s on %s left alone: %s', self.NAME, g.uuid,
-                         host.name, g.problem)
-        return dataclasses.replace(
-            host, guests=guests,
-            reserved_mb=max(host.reserved_mb, node.memory_mb_reserved or 0))
-
-    @staticmethod
-    def _reconcile(guest, instance):
-        """Apply what the compute model knows about an instance."""
-        if instance is None:
-            return dataclasses.replace(
-                guest, problem=guest.problem or 'not in the audit scope')
-        if (instance.watcher_exclude
-                or instance.state != element.InstanceState.ACTIVE.value):
-            return dataclasses.replace(
-                guest, problem=guest.problem or 'excluded or not active '
-                '(%s)' % instance.state)
-        changes = {}
-        if instance.memory and instance.memory < guest.max_mb:
-            changes['max_mb'] = instance.memory
-        specs = instance.flavor_extra_specs or {}
-        if specs.get('hw:cpu_policy') == 'dedicated':
-            changes['dedicated_cpus'] = True
-        return dataclasses.replace(guest, **changes) if changes else guest
 
     # Plans -> Watcher actions.
 

@@ -142,27 +142,22 @@ class CacheAwareBalloon(base.MemoryStrategy):
             settle_s=self.param('settle_s'),
             idle_cpu_s=self.param('idle_cpu_s'))
 
-    def plan_host(self, host, node, params, cfg):
-        if isinstance(params, cams.CamsParams):
-            return cams.plan(host, cfg, params)
-        return utility.plan(host, cfg, params)
-
     def lfu_candidates(self):
-        """[(host, guest)] whose host cache serves few of their reads."""
+        """[(host, uuid, name, HostCacheService)]: host cache serves few."""
         below = self.param('lfu_hit_ratio')
-        return [(h, g) for h in self.hosts for g in h.guests
-                if host_cache.lfu_candidate(g.host_cache, below)]
+        return [(p.plan.host, uuid, name, svc) for p in self.planned
+                for uuid, name, svc in p.host_caches
+                if host_cache.lfu_candidate(svc, below)]
 
     def do_execute(self, audit=None):
         super().do_execute(audit)
-        for host, guest in self.lfu_candidates():
-            svc = guest.host_cache
+        for host, uuid, name, svc in self.lfu_candidates():
             message = (
                 'watcher-cams: instance %s (%s) on %s reads %.1f MiB/s '
                 'through host-cached disks %s and the host cache served '
                 '%.0f%% of it: both caches hold its data. An LFU hot set '
                 'in the guest (cams-lfu) lets the host cache serve the '
-                'rest.' % (guest.uuid, guest.name, host.name,
+                'rest.' % (uuid, name, host,
                            svc.guest_read_mb / svc.window_s,
                            ','.join(svc.disks), 100 * svc.hit_ratio))
             LOG.info(message)

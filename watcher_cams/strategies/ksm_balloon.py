@@ -47,6 +47,3 @@ class KsmBalloon(base.MemoryStrategy):
         return base.check_params(ksm.KsmParams, mode=self.param('mode'),
                                  granule_mb=self.param('granule_mb'),
                                  min_value=self.param('min_value'))
-
-    def plan_host(self, host, node, params, cfg):
-        return ksm.plan(host, cfg, params)

@@ -27,7 +27,6 @@ class MarginBalloon(base.MemoryStrategy):
 
     NAME = 'margin_balloon'
     DISPLAY_NAME = 'Margin balloon'
-    STATE_KEY = 'margin'
 
     @classmethod
     def get_schema(cls):
@@ -49,6 +48,3 @@ class MarginBalloon(base.MemoryStrategy):
         names = self.get_schema()['properties']
         return base.check_params(margin.MarginParams,
                                  **{n: self.param(n) for n in names})
-
-    def plan_host(self, host, node, params, cfg):
-        return margin.plan(host, cfg, params, state_key=self.STATE_KEY)

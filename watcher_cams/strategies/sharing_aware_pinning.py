@@ -57,15 +57,14 @@ class SharingAwarePinning(base.CamsStrategy):
             ).cpu_allocation_ratio if ratio is None else ratio)
         return ratio, self.param('exact_limit')
 
-    def plan_host(self, host, node, params, cfg):
+    def host_params(self, node, params):
         ratio, exact_limit = params
         if ratio is None:
             ratio = node.vcpu_ratio or affinity.AffinityParams(
             ).cpu_allocation_ratio
-        checked = base.check_params(affinity.AffinityParams,
-                                    cpu_allocation_ratio=ratio,
-                                    exact_limit=exact_limit)
-        return affinity.plan(host, checked)
+        return base.check_params(affinity.AffinityParams,
+                                 cpu_allocation_ratio=ratio,
+                                 exact_limit=exact_limit)
 
     def indicators(self):
         result = super().indicators()

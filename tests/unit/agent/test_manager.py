@@ -20,7 +20,10 @@ from watcher_cams import conf as cams_conf
 from watcher_cams.conf import guards as guards_conf
 from watcher_cams.policy import claims
 from watcher_cams.policy import compact
+from watcher_cams.policy import guards
+from watcher_cams.policy import margin
 from watcher_cams.policy import model
+from watcher_cams.policy import planning
 from watcher_cams.policy import report
 
 A = 'aaaaaaaa-0000-0000-0000-000000000001'
@@ -64,6 +67,18 @@ class ManagerTestCase(testtools.TestCase):
                                                    **overrides),
                                          root=self.root)
         mgr._conn = self.conn
+        return mgr
+
+    def counting(self, **overrides):
+        mgr = self.manager(**overrides)
+        collect = mgr.monitor.collect
+        mgr.collections = []
+
+        def counted(conn):
+            mgr.collections.append(conn)
+            return collect(conn)
+
+        mgr.monitor.collect = counted
         return mgr
 
     def ticking(self):
@@ -361,18 +376,6 @@ class TestReport(ManagerTestCase):
 
 class TestLastReport(ManagerTestCase):
     """What an audit gets: the newest collection, never a new one."""
-
-    def counting(self, **overrides):
-        mgr = self.manager(**overrides)
-        collect = mgr.monitor.collect
-        mgr.collections = []
-
-        def counted(conn):
-            mgr.collections.append(conn)
-            return collect(conn)
-
-        mgr.monitor.collect = counted
-        return mgr
 
     def test_served_from_the_newest_collection_with_its_age(self):
         mgr = self.counting()
@@ -842,3 +845,52 @@ class TestOverview(ManagerTestCase):
         mgr._last = (mgr._last[0] - 31,) + mgr._last[1:]
         mgr.get_overview()
         self.assertNotEqual([], calls)
+
+
+class TestPlan(ManagerTestCase):
+    """An audit's request planned from the newest collection (API 1.5)."""
+
+    def request(self, params, **scope):
+        instances = {u: planning.instance_scope(None, True, False)
+                     for u in (A, B)}
+        instances.update(scope)
+        return json.loads(json.dumps(planning.request(
+            params, guards.GuardConfig(), instances, 0)))
+
+    def test_plans_without_collecting_and_keeps_the_policy_state(self):
+        mgr = self.counting()
+        mgr.collect()
+        mgr.collect()
+        request = self.request(margin.MarginParams())
+        answer = json.loads(json.dumps(mgr.plan(request)))
+        self.assertEqual(2, len(mgr.collections))
+        self.assertIn('age_s', answer)
+        done = planning.parse_answer(answer, 'unit', request['instances'])
+        self.assertEqual(2, done.audited_instances)
+        self.assertEqual({A, B}, {m.instance for m in done.plan.moves})
+        # The margin controller's state is kept here, for the next audit.
+        saved = mgr.state.get(A, 'policy_state')
+        self.assertIn(planning.MARGIN_STATE_KEY, saved)
+        self.assertEqual(saved,
+                         mgr.last_report()['guests'][0]['policy_state'])
+
+    def test_instances_outside_the_request_are_left_alone(self):
+        mgr = self.counting()
+        mgr.collect()
+        mgr.collect()
+        request = self.request(margin.MarginParams())
+        del request['instances'][B]
+        done = planning.parse_answer(mgr.plan(request), 'unit',
+                                     request['instances'])
+        self.assertEqual([A], [m.instance for m in done.plan.moves])
+
+    def test_a_bad_request_is_refused(self):
+        mgr = self.counting()
+        mgr.collect()
+        request = self.request(margin.MarginParams())
+        for bad in (dict(request, planner='nope'),
+                    dict(request, params={'up_mb': -1}),
+                    dict(request, guards={'min_guest_mb': 'x'}),
+                    dict(request, instances=[]),
+                    dict(request, reserved_mb=-1)):
+            self.assertRaises(controllers.Refused, mgr.plan, bad)

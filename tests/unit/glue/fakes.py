@@ -4,6 +4,9 @@ The real client is tested over oslo.messaging in test_rpcapi and against
 the real agent in the functional tests; here only its API is honoured.
 """
 
+import json
+
+from watcher_cams.policy import planning
 from watcher_cams import rpcapi
 
 
@@ -72,3 +75,33 @@ class FakeAgent:
         self._check(host)
         return {uuid: self.reverts.get(uuid, {'actual_mb': 1})
                 for uuid in instances}
+
+
+class PlanningAgent(FakeAgent):
+    """A FakeAgent of API 1.5: plans its host as the agent's manager does.
+
+    ``older``: hosts whose agent predates 1.5 (UnsupportedVersion);
+    ``answers``: {host: answer} given instead of the plan.
+    """
+
+    def __init__(self, reports=(), down=(), older=(), answers=None):
+        super().__init__(reports, down)
+        self.older = set(older)
+        self.answers = answers or {}
+        self.requests = {}
+
+    def plan(self, host, request, timeout=None):
+        self.calls.append(('plan', host))
+        self._check(host)
+        if host in self.older:
+            raise rpcapi.AgentError(host, 'plan', 'UnsupportedVersion',
+                                    'Endpoint does not support 1.5')
+        request = json.loads(json.dumps(request))  # as over the wire
+        self.requests[host] = request
+        if host in self.answers:
+            return self.answers[host]
+        view, plan = planning.plan_report(self.reports[host], request)
+        if plan.policy_state:
+            self.saved.setdefault(host, {}).update(plan.policy_state)
+        return json.loads(json.dumps(dict(planning.answer(
+            planning.planned(view, plan)), age_s=0.0)))

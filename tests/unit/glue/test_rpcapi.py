@@ -72,6 +72,13 @@ class EndpointWithBatches(EndpointWithCompactReports):
         return {u: {'change_id': change_id} for u in instances}
 
 
+class EndpointThatPlans(EndpointWithBatches):
+    target = messaging.Target(version='1.5')
+
+    def plan(self, ctxt, request):
+        return {'host': 'cmp-p', 'moves': [], 'asked': request}
+
+
 class TestAgentAPI(base.TestCase):
     def setUp(self):
         super().setUp()
@@ -160,6 +167,19 @@ class TestAgentAPI(base.TestCase):
             'cmp-a', ['u1', 'u2'], 'c1')))
         self.assertIn('older than API 1.4: set_balloons one call per guest',
                       logs.output)
+
+    def test_plans_from_1_5_agents_older_ones_say_unsupported(self):
+        exc = self.assertRaises(rpcapi.AgentError, self.api.plan, 'cmp-a',
+                                {'planner': 'utility'})
+        self.assertEqual('UnsupportedVersion', exc.exc_type)
+        self.serve('cmp-p', EndpointThatPlans())
+        self.assertEqual({'planner': 'utility'},
+                         self.api.plan('cmp-p', {'planner': 'utility'})
+                         ['asked'])
+        answers = rpcapi.plan_hosts(self.api, {'cmp-p': {'n': 1},
+                                               'cmp-a': {'n': 2}})
+        self.assertEqual({'n': 1}, answers['cmp-p']['asked'])
+        self.assertEqual('UnsupportedVersion', answers['cmp-a'].exc_type)
 
     def test_overview_needs_a_1_2_agent(self):
         exc = self.assertRaises(rpcapi.AgentError, self.api.get_overview,

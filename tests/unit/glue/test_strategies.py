@@ -10,6 +10,7 @@ from watcher.decision_engine.strategy import strategies
 from watcher.tests.unit import base
 
 from tests.unit.glue import fakes
+from watcher_cams.lab import bench
 from watcher_cams.lab import example
 from watcher_cams.lab import runner
 from watcher_cams.strategies import base as cams_base
@@ -199,10 +200,13 @@ class TestCacheAwareBalloon(StrategyTestCase):
         model = runner.compute_model([rep])
         inst = model.get_instance_by_uuid(self.example.VM1)
         inst.flavor_extra_specs = {'hw:cpu_policy': 'dedicated'}
-        s = self.strategy('cache_aware_balloon')
+        agent = fakes.PlanningAgent([rep])
+        s = self.strategy('cache_aware_balloon', agent=agent)
         self.m_model.return_value = model
         s.execute()
-        self.assertTrue(s.hosts[0].guest(self.example.VM1).dedicated_cpus)
+        scope = agent.requests['cmp-a']['instances']
+        self.assertTrue(scope[self.example.VM1]['dedicated'])
+        self.assertFalse(scope[self.example.VM2]['dedicated'])
 
 
 class TestMarginBalloon(StrategyTestCase):
@@ -283,3 +287,77 @@ class TestSharingAwarePinning(StrategyTestCase):
         s = self.strategy('sharing_aware_pinning')
         s.input_parameters.update({'cpu_allocation_ratio': -1})
         self.assertRaises(exception.Invalid, s.execute)
+
+
+class TestPlanOnAgents(StrategyTestCase):
+    """Agents of API 1.5 plan their own hosts; the plans are the same."""
+
+    RUNS = (('memory_cache_efficiency', 'cache_aware_balloon',
+             {'mode': 'paper'}),
+            ('memory_cache_efficiency', 'cache_aware_balloon',
+             {'mode': 'utility'}),
+            ('memory_cache_efficiency', 'margin_balloon', {}),
+            ('memory_cache_efficiency', 'ksm_balloon', {'mode': 'utility'}),
+            ('cpu_cache_affinity', 'sharing_aware_pinning', {}))
+
+    def setUp(self):
+        super().setUp()
+        self.reports = [bench.host_report(3, i, 12) for i in range(3)]
+
+    def run_with(self, goal, name, params, agent):
+        self.goal = goal
+        solution = self.strategy(name, params, agent=agent).execute()
+        return solution.actions, {i['name']: i['value']
+                                  for i in solution.efficacy_indicators}
+
+    def test_same_actions_and_indicators_as_planned_here(self):
+        for goal, name, params in self.RUNS:
+            here = fakes.FakeAgent(self.reports)
+            there = fakes.PlanningAgent(self.reports)
+            expected = self.run_with(goal, name, params, here)
+            self.assertTrue(expected[0], name)
+            self.assertEqual(expected,
+                             self.run_with(goal, name, params, there), name)
+            # No report crossed, no second round trip for policy state.
+            self.assertEqual({'plan'}, {c[0] for c in there.calls}, name)
+            self.assertEqual(here.saved, there.saved, name)
+
+    def test_hosts_of_older_agents_are_planned_from_their_reports(self):
+        agent = fakes.PlanningAgent(self.reports, older={'cmp-0001'})
+        actions, names = self.run_with(*self.RUNS[1], agent)
+        self.assertEqual(['cmp-0000', 'cmp-0001', 'cmp-0002'], sorted(
+            {a['input_parameters']['host'] for a in actions}))
+        self.assertEqual([('get_report', 'cmp-0001')],
+                         [c for c in agent.calls if c[0] == 'get_report'])
+        self.assertEqual(0, names['hosts_without_report'])
+
+    def test_an_unusable_plan_leaves_its_host_out(self):
+        for bad in ({'host': 'cmp-0001', 'moves': [
+                ['not-in-scope', 1024, 2048, 'x']]},
+                {'host': 'cmp-0001', 'age_s': 301.0},
+                {'host': 'cmp-0009'}, {'host': 'cmp-0001', 'moves': 'x'}):
+            agent = fakes.PlanningAgent(self.reports,
+                                        answers={'cmp-0001': bad})
+            with self.assertLogs('watcher_cams.strategies.base') as logs:
+                actions, names = self.run_with(*self.RUNS[1], agent)
+            self.assertNotIn('cmp-0001', {a['input_parameters']['host']
+                                          for a in actions}, bad)
+            self.assertEqual(1, names['hosts_without_report'], bad)
+            self.assertEqual(1, len([line for line in logs.output
+                                     if 'left out' in line]), bad)
+
+    def test_requests_carry_the_models_view_of_each_instance(self):
+        model = runner.compute_model(self.reports)
+        first = self.reports[0]['guests']
+        model.get_instance_by_uuid(first[0]['uuid']).watcher_exclude = True
+        model.get_instance_by_uuid(first[1]['uuid']).memory = 1024
+        agent = fakes.PlanningAgent(self.reports)
+        s = self.strategy('cache_aware_balloon', agent=agent)
+        self.m_model.return_value = model
+        actions = s.execute().actions
+        scope = agent.requests['cmp-0000']['instances']
+        self.assertFalse(scope[first[0]['uuid']]['active'])
+        self.assertEqual(1024, scope[first[1]['uuid']]['memory_mb'])
+        moved = {c['instance'] for a in actions
+                 for c in runner.guest_changes(a)}
+        self.assertNotIn(first[0]['uuid'], moved)

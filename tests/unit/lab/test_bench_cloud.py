@@ -12,8 +12,10 @@ import testtools
 from watcher_cams.lab import bench
 from watcher_cams.lab import bench_apply
 from watcher_cams.lab import bench_cloud
+from watcher_cams.lab import runner
 from watcher_cams.lab import sim_agents
 from watcher_cams.policy import compact
+from watcher_cams.policy import planning
 from watcher_cams import rpcapi
 
 
@@ -108,6 +110,27 @@ class TestResponder(testtools.TestCase):
         self.assertEqual({'not_applied': 'c2'}, reply['result'][second])
         self.assertEqual(before, self.host.sizes_mb)
 
+    def test_plans_ahead_and_answers_that_plan_or_plans_when_asked(self):
+        hosts = {self.host.name: self.host}
+        sim_agents.plan_ahead(hosts, 'margin_balloon', {})
+        model = runner.compute_model([self.report])
+        strategy = runner.prepare('margin_balloon', model, None, {})
+        asked = json.loads(json.dumps(strategy.plan_requests(
+            strategy._nodes_in_scope())[self.host.name]))
+        reply = self.answer(request('plan', request=asked))['result']
+        self.assertTrue(reply['planned_ahead'])
+        done = planning.parse_answer(reply, self.host.name,
+                                     asked['instances'])
+        self.assertEqual(3, len(done.plan.moves))
+        other = dict(asked, params=dict(asked['params'], up_mb=26))
+        reply = self.answer(request('plan', request=other))['result']
+        self.assertFalse(reply['planned_ahead'])
+        # An agent older than API 1.5: the caller sees UnsupportedVersion.
+        self.host.plans = False
+        reply = self.answer(request('plan', request=asked))
+        self.assertEqual('UnsupportedVersion',
+                         json.loads(reply['failure'])['class'])
+
     def test_unknown_method_is_a_remote_error(self):
         reply = self.answer(request('no_such_call'))
         failure = json.loads(reply['failure'])
@@ -153,6 +176,9 @@ class TestFigures(testtools.TestCase):
         self.assertIn('OVER', bench_cloud.verdict(rows[2], rows, 10))
         slow = rows[0]._replace(audit_s=31.0)
         self.assertIn('OVER', bench_cloud.verdict(slow, [slow], 10))
+        # The agents plan in parallel: the slowest one's time counts.
+        waited = rows[0]._replace(audit_s=29.0, agent_plan_s=1.5)
+        self.assertIn('OVER', bench_cloud.verdict(waited, [waited], 10))
 
 
 class TestApplyFigures(testtools.TestCase):

@@ -25,6 +25,13 @@ class FakeManager:
     def get_report(self):
         return {'host': 'lab', 'sizes': (1, 2)}
 
+    def collect(self):
+        self.calls.append('collect')
+
+    def plan(self, request):
+        self.calls.append('plan')
+        return {'host': 'lab', 'asked': request}
+
     def set_balloon(self, instance, target_mb, reason='', change_id=None):
         self.calls.append((instance, target_mb))
         if target_mb < 256:
@@ -41,6 +48,15 @@ class TestLocalAgent(base.TestCase):
                          agent.get_report('lab'))
         self.assertEqual({'previous_mb': 512, 'actual_mb': 300},
                          agent.set_balloon('lab', A, 300.0, 'why'))
+
+    def test_plans_from_a_collection_made_now(self):
+        # The lab's manager runs no background loop: plan collects first.
+        manager = FakeManager()
+        agent = runner.LocalAgent(manager, 'lab')
+        self.assertEqual({'host': 'lab', 'asked': {'planner': 'margin'}},
+                         agent.plan('lab', {'planner': 'margin'}))
+        self.assertEqual(['collect', 'plan'], manager.calls)
+        self.assertRaises(rpcapi.AgentUnreachable, agent.plan, 'other', {})
 
     def test_errors_are_the_rpc_clients(self):
         manager = FakeManager()

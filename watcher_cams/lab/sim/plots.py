@@ -113,7 +113,7 @@ def cams_improvement(rows, outdir, name):
 
 
 def audit_times(rows, instances, outdir):
-    """bench-cloud: one audit's seconds (RPC, planning) against nodes."""
+    """bench-cloud: one audit's seconds (RPC, engine, agents) by nodes."""
     fig, ax = pyplot.subplots(figsize=(7, 4))
     for absent, style in ((False, '-'), (True, '--')):
         chosen = [r for r in rows if bool(r.absent) == absent]
@@ -127,7 +127,10 @@ def audit_times(rows, instances, outdir):
         ax.plot(nodes, [r.rpc_s for r in chosen], 's' + style,
                 label='in RPC' + label)
         ax.plot(nodes, [r.plan_s for r in chosen], '^' + style,
-                label='planning' + label)
+                label='decision engine' + label)
+        if not absent and any(r.agent_plan_s for r in chosen):
+            ax.plot(nodes, [r.agent_plan_s for r in chosen], 'v:',
+                    label='slowest agent planning its host')
     ax.axhline(30.0, color='grey', linewidth=0.8, label='target 30 s')
     ax.set_xlabel('compute nodes (%d instances each)' % instances)
     ax.set_ylabel('seconds per audit')

@@ -1,10 +1,11 @@
 """The lab's strategy labels, mapped onto the policy core.
 
-Each label runs the very functions the Watcher strategies call from
-``plan_host`` (the strategies only add Watcher's model and actions around
-them), on the HostView parsed from the simulated agent report by
-:func:`watcher_cams.policy.report.parse_host`, with the strategies' default
-parameters:
+Each label runs the very functions the Watcher strategies have the agents
+(or, for older agents, the decision engine) run through
+:mod:`watcher_cams.policy.planning` (the strategies only add Watcher's
+model and actions around them), on the HostView parsed from the simulated
+agent report by :func:`watcher_cams.policy.report.parse_host`, with the
+strategies' default parameters:
 
 - ``static``: sizes never change (every run starts from the static split);
 - ``sms``: :func:`~watcher_cams.policy.baselines.sms`, memory in proportion
