@@ -36,7 +36,8 @@ from watcher_cams import rpcapi
 
 LOG = log.getLogger(__name__)
 
-KINDS = ('cams_balloon', 'cams_host_balloon', 'cams_pin_vcpus')
+KINDS = ('cams_balloon', 'cams_host_balloon', 'cams_pin_vcpus',
+         'cams_host_pin')
 # Plans of at least this many actions run layer by layer, not by taskflow.
 LAYERED_FROM = 200
 REVERTED = 'Reverted: '

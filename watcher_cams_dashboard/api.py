@@ -17,7 +17,9 @@ import requests
 
 REPORTS_SERVICE = 'memory-optimization'
 WATCHER_SERVICE = 'infra-optim'
-CAMS_ACTIONS = ('cams_balloon', 'cams_host_balloon', 'cams_pin_vcpus')
+CAMS_ACTIONS = ('cams_balloon', 'cams_host_balloon', 'cams_pin_vcpus',
+                'cams_host_pin')
+PIN_ACTIONS = ('cams_pin_vcpus', 'cams_host_pin')
 # How far back the panel looks: the newest this many actions and plans of
 # Watcher (its API caps a page at [api] max_limit, 1000 by default).
 ACTIONS_LIMIT = 500
@@ -137,9 +139,9 @@ def signal(reason):
 class Action:
     """A cams_* action of Watcher with its plan, for the tables.
 
-    ``target``: for a cams_host_balloon, the one guest's change this row
-    shows (the action carries a host's targets); None for the other
-    actions, whose parameters are one guest's change.
+    ``target``: for a cams_host_balloon or cams_host_pin, the one guest's
+    change this row shows (the action carries a host's targets or pins);
+    None for the other actions, whose parameters are one guest's change.
     """
 
     def __init__(self, data, plan, target=None):
@@ -171,14 +173,15 @@ class Action:
     @property
     def resizes(self):
         """Whether this row is a balloon change (not a pinning)."""
-        return self.action_type != 'cams_pin_vcpus'
+        return self.action_type not in PIN_ACTIONS
 
 
 def _rows(data, plan):
     """The table rows of one action: one per guest it changes."""
-    targets = (data.get('input_parameters') or {}).get('targets')
-    if targets:
-        return [Action(data, plan, t) for t in targets]
+    params = data.get('input_parameters') or {}
+    changes = params.get('targets') or params.get('pins')
+    if changes:
+        return [Action(data, plan, c) for c in changes]
     return [Action(data, plan)]
 
 

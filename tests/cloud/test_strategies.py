@@ -87,7 +87,8 @@ class TestStrategiesOnTheCloud(testtools.TestCase):
             return acts
         actions = base.wait_for('pin actions', pinned, timeout=400,
                                 every=20)
-        self.assertEqual({('cams_pin_vcpus', 'SUCCEEDED')},
+        # One action per host, carrying its guests' pins.
+        self.assertEqual({('cams_host_pin', 'SUCCEEDED')},
                          {(a['type'], a['state']) for a in actions})
         placed = [self._pinned_cpus(s) for s in self.servers.values()]
         # Both guests on the same single-CPU "LLC".

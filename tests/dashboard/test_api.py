@@ -87,12 +87,31 @@ class TestApi(test_panel.WithCatalog, test.APITestCase):
                       'target_mb': 768, 'reason': 'utility: value 0.010 '
                                                   'MiB/s per GiB'},
                      {'instance': 'u4', 'current_mb': 1024,
-                      'target_mb': 1280}]}}]}
+                      'target_mb': 1280}]}},
+            {'uuid': 'a5', 'action_type': 'cams_host_pin',
+             'state': 'SUCCEEDED', 'action_plan_uuid': 'p9',
+             'input_parameters': {
+                 'resource_id': 'node-1', 'host': 'cmp-b',
+                 'reason': '2 instances pinned to LLCs L3-1',
+                 'pins': [{'instance': 'u5', 'cpus': [4, 5], 'llc': 'L3-1',
+                           'reason': 'shares 900 pages with u6'},
+                          {'instance': 'u6', 'cpus': [4, 5],
+                           'llc': 'L3-1'}]}}]}
         plans = {'action_plans': [{'uuid': 'p1', 'state': 'SUCCEEDED',
                                    'audit_uuid': 'au1',
                                    'strategy_name': 'cache_aware_balloon'}]}
         get.side_effect = [response(body=actions), response(body=plans)]
-        balloon, pin, shrink, grow = api.cams_actions(self.request)
+        balloon, pin, shrink, grow, pin5, pin6 = api.cams_actions(
+            self.request)
+        # A host's pins: a row per guest too, none of them a resize.
+        self.assertEqual(
+            [('a5_u5', 'u5', 'CPUs 4,5', 'shares 900 pages with u6', False),
+             ('a5_u6', 'u6', 'CPUs 4,5', '2 instances pinned to LLCs L3-1',
+              False)],
+            [(r.id, r.instance, r.change, r.reason, r.resizes)
+             for r in (pin5, pin6)])
+        self.assertFalse(pin.resizes)
+        self.assertTrue(balloon.resizes)
         # A host's action: a row per guest, with that guest's reason.
         self.assertEqual(
             [('a4_u3', 'u3', 'cmp-b', '1024 MiB -> 768 MiB',

@@ -106,6 +106,32 @@ class TestAgentOverRabbitMQ(base.DaemonTestCase):
         # Undone already: nothing is undone twice.
         self.assertEqual({'not_applied': 'host-change-1'}, action.revert())
 
+    def test_a_host_pin_action_applies_and_reverts_as_one(self):
+        # Watcher's loader makes the action; the daemon pins both real
+        # guests (API 1.1 set_affinity with the action's change id), and
+        # the revert puts back what each had, the last first.
+        a, b = self.lab.uuids()
+        before = [self.lab.a.vcpuPinInfo(0), self.lab.b.vcpuPinInfo(0)]
+        action = loading.DefaultActionLoader().load('cams_host_pin')
+        action.input_parameters = {
+            'resource_id': str(uuidlib.uuid4()), 'host': self.host,
+            'pins': [{'instance': a, 'cpus': [1], 'llc': 'L3-1'},
+                     {'instance': str(uuidlib.uuid4()), 'cpus': [1]},
+                     {'instance': b, 'cpus': [1], 'reason': 'b shares'}]}
+        action.agent = self.client
+        action.change_id = 'host-pin-1'
+        self.assertTrue(action.validate_parameters())
+        action.pre_condition()
+        self.assertTrue(action.execute())
+        self.assertEqual({a, b}, set(action.result['changed']))
+        for dom in (self.lab.a, self.lab.b):
+            self.assertEqual([1], [c for c, on in enumerate(
+                dom.vcpuPinInfo(0)[0]) if on])
+        self.assertEqual({a, b}, set(action.revert()['reverted']))
+        self.assertEqual(before, [self.lab.a.vcpuPinInfo(0),
+                                  self.lab.b.vcpuPinInfo(0)])
+        self.assertEqual({'not_applied': 'host-pin-1'}, action.revert())
+
     def test_the_daemon_plans_its_host_for_the_real_strategy(self):
         # API 1.5: the real strategy, on Watcher's model of this host, asks
         # the daemon over RabbitMQ to plan; the margin controller's state

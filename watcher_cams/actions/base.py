@@ -6,6 +6,7 @@ from oslo_log import log
 from watcher.applier.actions import base
 from watcher.common import exception
 
+from watcher_cams import rpc_common
 from watcher_cams import rpcapi
 
 LOG = log.getLogger(__name__)
@@ -101,3 +102,87 @@ class AgentAction(rpcapi.UsesAgent, base.BaseAction, metaclass=abc.ABCMeta):
 
     def post_condition(self):
         pass
+
+
+class NotAllReverted(exception.WatcherException):
+    msg_fmt = '%(count)d of %(total)d %(kind)s changes not reverted: %(why)s'
+
+
+class HostAction(AgentAction, metaclass=abc.ABCMeta):
+    """Several instances' changes on one host, as one action.
+
+    A plan of one action per guest grows with the cloud (200,000 actions
+    for 5,000 hosts of 40 guests) and Watcher stores and schedules each of
+    them. A host action carries the host's changes in the order the policy
+    gave them under ``LIST_KEY`` (at most ``rpc_common.MAX_BATCH``), is
+    applied in that order and reverted as one. ``resource_id`` is the
+    compute node. Actions on different hosts are independent, so the
+    applier runs them in parallel (etc/watcher-cams/watcher.conf.d).
+    """
+
+    LIST_KEY = None
+
+    def __init__(self, config, osc=None):
+        super().__init__(config, osc)
+        self._running = None
+
+    @abc.abstractmethod
+    def entry_properties(self):
+        """JSON schema properties of one entry (besides ``instance``)."""
+
+    @property
+    def schema(self):
+        props = dict(COMMON_PROPERTIES)
+        props['resource_id'] = {'type': 'string', 'minLength': 1,
+                                'maxLength': 255}
+        entry = {'type': 'object',
+                 'properties': dict(self.entry_properties(), instance={
+                     'type': 'string', 'pattern': UUID_PATTERN}),
+                 'required': ['instance'], 'additionalProperties': False}
+        props[self.LIST_KEY] = {'type': 'array', 'items': entry,
+                                'minItems': 1,
+                                'maxItems': rpc_common.MAX_BATCH}
+        return {'type': 'object', 'properties': props,
+                'required': ['resource_id', 'host', self.LIST_KEY],
+                'additionalProperties': False}
+
+    @property
+    def entries(self):
+        return self.input_parameters[self.LIST_KEY]
+
+    @property
+    def instance(self):
+        # Who the base class's log lines name.
+        return '%d instances' % len(self.entries)
+
+    def running_entries(self):
+        """The entries whose instance ran at pre_condition (or all)."""
+        return self._running if self._running is not None else self.entries
+
+    def pre_condition(self):
+        """Skip when none of the instances still runs on the host."""
+        running = set(self.running_instances())
+        self._running = [e for e in self.entries if e['instance'] in running]
+        if not self._running:
+            raise exception.ActionSkipped(
+                'none of the %d instances runs on %s any more'
+                % (len(self.entries), self.host))
+
+    def reverted(self, answers):
+        """The revert's result from the agent's {uuid: answer}.
+
+        Raises NotAllReverted when any guest's revert failed.
+        """
+        failed = {u: a['error'] for u, a in answers.items()
+                  if isinstance(a, dict) and 'error' in a}
+        if failed:
+            raise NotAllReverted(count=len(failed), total=len(answers),
+                                 kind=self.KIND,
+                                 why=rpcapi.some_errors(failed))
+        undone = sorted(u for u, a in answers.items()
+                        if not (isinstance(a, dict) and 'not_applied' in a))
+        LOG.warning('%s of %d of %d instances on %s reverted', self.KIND,
+                    len(undone), len(answers), self.host)
+        if not undone:
+            return {'not_applied': self.change_id}
+        return {'reverted': undone}

@@ -172,12 +172,15 @@ def guest_changes(action):
 
     One dict per guest with ``instance``, ``reason`` and ``current_mb`` and
     ``target_mb`` or ``cpus``: a cams_host_balloon carries a host's
-    targets, the other actions one guest's change.
+    targets, a cams_host_pin its pins, the other actions one guest's
+    change.
     """
     params = action.get('input_parameters') or {}
-    if 'targets' in params:
-        return [dict(t, reason=t.get('reason') or params.get('reason', ''))
-                for t in params['targets']]
+    for key in ('targets', 'pins'):  # cams_host_balloon, cams_host_pin
+        if key in params:
+            return [dict(t, reason=t.get('reason') or params.get('reason',
+                                                                 ''))
+                    for t in params[key]]
     return [{'instance': params.get('resource_id'),
              'current_mb': params.get('current_mb'),
              'target_mb': params.get('target_mb'),

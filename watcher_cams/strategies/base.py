@@ -30,7 +30,14 @@ from watcher_cams import rpcapi
 LOG = log.getLogger(__name__)
 
 BALLOON_ACTION = 'cams_host_balloon'
-PIN_ACTION = 'cams_pin_vcpus'
+PIN_ACTION = 'cams_host_pin'
+
+
+def _batches(items):
+    """``items`` in consecutive lists of at most rpc_common.MAX_BATCH."""
+    size = rpc_common.MAX_BATCH
+    starts = range(0, len(items), size)
+    return [items[start:start + size] for start in starts]
 
 
 def _batch_reason(moves):
@@ -356,16 +363,14 @@ class CamsStrategy(rpcapi.UsesAgent, base.BaseStrategy,
     # Plans -> Watcher actions.
 
     def add_plan_actions(self, plan, node):
-        """One cams_host_balloon per host (``node``), pins one per guest.
+        """One cams_host_balloon and one cams_host_pin per host (``node``).
 
         A plan of one action per guest would not stay reviewable or
         appliable at 5,000 hosts; a host with more than MAX_BATCH moves
-        gets one action per MAX_BATCH of them, in order.
+        (or pins) gets one action per MAX_BATCH of them, in order.
         """
         moves = plan.ordered_moves()
-        batch = rpc_common.MAX_BATCH
-        for start in range(0, len(moves), batch):
-            part = moves[start:start + batch]
+        for part in _batches(moves):
             self.solution.add_action(
                 action_type=BALLOON_ACTION, resource_id=node.uuid,
                 input_parameters={
@@ -376,12 +381,17 @@ class CamsStrategy(rpcapi.UsesAgent, base.BaseStrategy,
                                  'reason': m.reason[
                                      :rpc_common.MAX_BATCH_REASON]}
                                 for m in part]})
-        for pin in plan.pins:
+        for part in _batches(plan.pins):
             self.solution.add_action(
-                action_type=PIN_ACTION, resource_id=pin.instance,
-                input_parameters={'host': pin.host, 'cpus': list(pin.cpus),
-                                  'llc': pin.llc,
-                                  'reason': pin.reason[:255]})
+                action_type=PIN_ACTION, resource_id=node.uuid,
+                input_parameters={
+                    'host': plan.host,
+                    'reason': '%d instances pinned to LLCs %s' % (
+                        len(part), ', '.join(sorted({p.llc for p in part}))
+                    )[:255],
+                    'pins': [{'instance': p.instance, 'cpus': list(p.cpus),
+                              'llc': p.llc, 'reason': p.reason[:255]}
+                             for p in part]})
 
 
 class MemoryStrategy(CamsStrategy, metaclass=abc.ABCMeta):

@@ -144,3 +144,71 @@ class TestHostBalloon(base.TestCase):
             action.input_parameters['targets'] = targets
             self.assertRaises(jsonschema.ValidationError,
                               action.validate_parameters)
+
+
+class TestHostPin(base.TestCase):
+    """cams_host_pin: one host's pins in order, reverted as one."""
+
+    def load(self, pins, running=(UUID, OTHER)):
+        action = loading.DefaultActionLoader().load('cams_host_pin')
+        action.input_parameters = {
+            'resource_id': NODE, 'host': 'cmp-a', 'reason': '2 pinned',
+            'pins': [dict(instance=u, cpus=c, llc='L3-0', reason='r')
+                     for u, c in pins]}
+        action.agent = fakes.FakeAgent(state={'running': list(running)})
+        action.change_id = 'the-action-uuid'
+        return action
+
+    def test_pins_the_running_instances_in_order(self):
+        action = self.load([(OTHER, [2, 3]), (GONE, [2, 3]), (UUID, [0])])
+        self.assertTrue(action.validate_parameters())
+        action.pre_condition()
+        self.assertTrue(action.execute())
+        self.assertEqual([('get_state', 'cmp-a'),
+                          ('set_affinity', 'cmp-a', OTHER, [2, 3]),
+                          ('set_affinity', 'cmp-a', UUID, [0])],
+                         action.agent.calls)
+        self.assertEqual(['the-action-uuid'] * 2, action.agent.change_ids)
+
+    def test_an_instance_gone_meanwhile_is_skipped_an_error_fails(self):
+        action = self.load([(OTHER, [2]), (UUID, [0])])
+        calls = []
+
+        def set_affinity(host, instance, cpus, reason, change_id):
+            calls.append(instance)
+            raise rpcapi.AgentError(host, 'set_affinity', self.error, 'x')
+        action.agent.set_affinity = set_affinity
+        self.error = 'UnknownInstance'
+        self.assertTrue(action.execute())
+        self.assertEqual({'changed': {}, 'gone': [OTHER, UUID]},
+                         action.result)
+        self.error = 'Refused'
+        self.assertFalse(action.execute())
+        self.assertEqual([OTHER, UUID, OTHER], calls)
+
+    def test_revert_undoes_every_pin_last_first(self):
+        action = self.load([(OTHER, [2]), (UUID, [0])])
+        answer = action.revert()
+        self.assertEqual([('revert', 'cmp-a', UUID, 'affinity'),
+                          ('revert', 'cmp-a', OTHER, 'affinity')],
+                         action.agent.calls)
+        self.assertEqual(['the-action-uuid'] * 2, action.agent.change_ids)
+        self.assertEqual({OTHER, UUID}, set(answer['reverted']))
+
+        def refused(host, instance, kind, change_id=None):
+            raise rpcapi.AgentError(host, 'revert', 'Refused', 'later change')
+        action.agent.revert = refused
+        exc = self.assertRaises(exception.WatcherException, action.revert)
+        self.assertIn('2 of 2 affinity changes not reverted', str(exc))
+
+    def test_schema_rejects_bad_pins(self):
+        for pins in ([], [{'instance': UUID}],
+                     [{'instance': UUID, 'cpus': []}],
+                     [{'instance': 'nope', 'cpus': [1]}],
+                     [{'instance': UUID, 'cpus': [1], 'x': 1}],
+                     [{'instance': UUID, 'cpus': [-1]}],
+                     [{'instance': UUID, 'cpus': [1]}] * 257):
+            action = self.load([])
+            action.input_parameters['pins'] = pins
+            self.assertRaises(jsonschema.ValidationError,
+                              action.validate_parameters)

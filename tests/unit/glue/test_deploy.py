@@ -17,6 +17,7 @@ class TestDeploy(testtools.TestCase):
         weights = settings['watcher_planners.weight']['weights']
         self.assertIn('cams_balloon:', weights)
         self.assertIn('cams_pin_vcpus:', weights)
+        self.assertIn('cams_host_pin:', weights)
         # The plugin's engine reverts; Watcher's own rollback stays off so
         # nothing is reverted twice.
         self.assertEqual(

@@ -27,7 +27,7 @@ class TestEntryPoints(base.TestCase):
                               'ksm_balloon', 'sharing_aware_pinning'},
                              self.names('watcher_strategies'))
         self.assertLessEqual({'cams_balloon', 'cams_host_balloon',
-                              'cams_pin_vcpus'},
+                              'cams_pin_vcpus', 'cams_host_pin'},
                              self.names('watcher_actions'))
         # Only ours: other projects' lists (Nova's is installed for the
         # driver extension) register on the global CONF and may clash.

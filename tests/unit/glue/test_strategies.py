@@ -275,8 +275,11 @@ class TestSharingAwarePinning(StrategyTestCase):
         solution = self.strategy('sharing_aware_pinning',
                                  {'cpu_allocation_ratio': 1.0},
                                  reports=[rep]).execute()
-        llc = {a['input_parameters']['resource_id']:
-               a['input_parameters']['llc'] for a in solution.actions}
+        # One action for the host, carrying every guest's pin.
+        self.assertEqual(['cams_host_pin'],
+                         [a['action_type'] for a in solution.actions])
+        llc = {p['instance']: p['llc'] for a in solution.actions
+               for p in a['input_parameters']['pins']}
         self.assertEqual(llc[rep['guests'][0]['uuid']], llc[extra[0]['uuid']])
         self.assertNotEqual(llc[rep['guests'][0]['uuid']],
                             llc[rep['guests'][1]['uuid']])

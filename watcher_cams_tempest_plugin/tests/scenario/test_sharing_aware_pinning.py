@@ -47,10 +47,10 @@ class TestSharingAwarePinning(base.ScenarioTest):
         template = self.create_audit_template(
             'sharing_aware_pinning', self.scope([s for s, _ in servers]))
         actions = base.wait_until(
-            'cams_pin_vcpus actions',
+            'cams_host_pin actions',
             lambda: self._pin_actions(template['uuid']),
             CONF.watcher_cams.scenario_timeout, every=20)
-        self.assertEqual({('cams_pin_vcpus', 'SUCCEEDED')},
+        self.assertEqual({('cams_host_pin', 'SUCCEEDED')},
                          {(a['action_type'], a['state']) for a in actions},
                          actions)
         placed = [pinned_cpus(dom) for _, dom in servers]
