@@ -121,6 +121,8 @@ class HostAction(AgentAction, metaclass=abc.ABCMeta):
     """
 
     LIST_KEY = None
+    # Fields every entry needs besides ``instance``.
+    ENTRY_REQUIRED = ()
 
     def __init__(self, config, osc=None):
         super().__init__(config, osc)
@@ -138,7 +140,8 @@ class HostAction(AgentAction, metaclass=abc.ABCMeta):
         entry = {'type': 'object',
                  'properties': dict(self.entry_properties(), instance={
                      'type': 'string', 'pattern': UUID_PATTERN}),
-                 'required': ['instance'], 'additionalProperties': False}
+                 'required': ['instance', *self.ENTRY_REQUIRED],
+                 'additionalProperties': False}
         props[self.LIST_KEY] = {'type': 'array', 'items': entry,
                                 'minItems': 1,
                                 'maxItems': rpc_common.MAX_BATCH}

@@ -23,19 +23,13 @@ class CamsHostBalloon(base.HostAction):
 
     KIND = changes.BALLOON
     LIST_KEY = 'targets'
+    ENTRY_REQUIRED = ('target_mb',)
 
     def entry_properties(self):
         return {'target_mb': {'type': 'integer', 'minimum': 1},
                 'current_mb': {'type': 'integer', 'minimum': 0},
                 'reason': {'type': 'string',
                            'maxLength': rpc_common.MAX_BATCH_REASON}}
-
-    @property
-    def schema(self):
-        schema = super().schema
-        schema['properties']['targets']['items']['required'].append(
-            'target_mb')
-        return schema
 
     @property
     def targets(self):

@@ -25,6 +25,7 @@ class CamsHostPin(base.HostAction):
 
     KIND = changes.AFFINITY
     LIST_KEY = 'pins'
+    ENTRY_REQUIRED = ('cpus',)
 
     def entry_properties(self):
         return {'cpus': {'type': 'array', 'minItems': 1, 'maxItems': 4096,
@@ -32,12 +33,6 @@ class CamsHostPin(base.HostAction):
                          'items': {'type': 'integer', 'minimum': 0}},
                 'llc': {'type': 'string', 'maxLength': 255},
                 'reason': {'type': 'string', 'maxLength': 255}}
-
-    @property
-    def schema(self):
-        schema = super().schema
-        schema['properties']['pins']['items']['required'].append('cpus')
-        return schema
 
     def apply(self):
         changed, gone = {}, []

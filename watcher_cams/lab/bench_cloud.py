@@ -185,7 +185,7 @@ def audit(reports, agent, sizes, options):
 
 def _bytes_moved(planner, timed, sizes):
     """Bytes of the answers, and of the plan requests that were answered."""
-    requests = planner.plan_requests(planner._nodes_in_scope())
+    requests = planner.plan_requests()
     return sum(sizes[h][kind] + (len(json.dumps(requests[h]))
                                  if kind == 'plan' else 0)
                for h, kind in timed.answered)

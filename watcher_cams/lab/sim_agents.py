@@ -153,8 +153,7 @@ def plan_ahead(hosts, strategy, params):
     """
     model = runner.compute_model([h.report for h in hosts.values()])
     planner = runner.prepare(strategy, model, None, params)
-    for name, request in planner.plan_requests(
-            planner._nodes_in_scope()).items():
+    for name, request in planner.plan_requests().items():
         hosts[name].plan_ahead(json.loads(json.dumps(request)))
 
 

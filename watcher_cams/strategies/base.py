@@ -96,9 +96,13 @@ class StaleReport(Exception):
 def _stale_or(raw):
     """``raw``, or StaleReport when the agent's collection has stalled.
 
+    ``raw`` may be the agent's error already, which stays as it is.
+
     Agents of earlier releases give no ``age_s``: they collected inside
     the call, so their reports are new.
     """
+    if isinstance(raw, Exception):  # the agent's error, passed on
+        return raw
     age = raw.get('age_s') if isinstance(raw, dict) else None
     limit = cams_conf.CONF.watcher_cams_agent.report_max_age
     if type(age) in (int, float) and not age <= limit:
@@ -120,12 +124,10 @@ def _instance_scope(instance):
 
 def _planned_answer(raw, host, instances):
     """PlannedHost of an agent's plan answer, or why it is unusable."""
+    raw = _stale_or(raw)
     if isinstance(raw, Exception):
         return raw
     try:
-        stale = _stale_or(raw)
-        if isinstance(stale, Exception):
-            return stale
         return planning.parse_answer(raw, host, instances)
     except planning.PlanError as exc:
         return planning.PlanError('plan of %s rejected: %s' % (host, exc))
@@ -133,8 +135,6 @@ def _planned_answer(raw, host, instances):
 
 def _planned_report(raw, host, request):
     """PlannedHost of ``host``'s report, planned here, or why not."""
-    if isinstance(raw, Exception):
-        return raw
     raw = _stale_or(raw)
     if isinstance(raw, Exception):
         return raw
@@ -257,11 +257,14 @@ class CamsStrategy(rpcapi.UsesAgent, base.BaseStrategy,
             [h for h in requests if h not in found], requests))
         self._take(found, scope)
 
-    def plan_requests(self, scope):
+    def plan_requests(self, scope=None):
         """{host: planning.request} of ``scope`` (:meth:`_nodes_in_scope`).
 
         Refuses bad audit parameters or guard options before any RPC.
+        Without ``scope``, of the nodes in the audit's scope now.
         """
+        if scope is None:
+            scope = self._nodes_in_scope()
         params = self.policy_params()
         cfg = self.guard_config
         return {

@@ -115,8 +115,8 @@ class TestResponder(testtools.TestCase):
         sim_agents.plan_ahead(hosts, 'margin_balloon', {})
         model = runner.compute_model([self.report])
         strategy = runner.prepare('margin_balloon', model, None, {})
-        asked = json.loads(json.dumps(strategy.plan_requests(
-            strategy._nodes_in_scope())[self.host.name]))
+        asked = json.loads(json.dumps(
+            strategy.plan_requests()[self.host.name]))
         reply = self.answer(request('plan', request=asked))['result']
         self.assertTrue(reply['planned_ahead'])
         done = planning.parse_answer(reply, self.host.name,
