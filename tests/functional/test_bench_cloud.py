@@ -56,7 +56,7 @@ class TestBenchCloud(testtools.TestCase):
                                 out=lambda line: None, plan_on_agents=False)
         compact_mb = sum(len(json.dumps(compact.compact(dict(
             bench.host_report(1, i, 4), age_s=0.0)))) for i in range(NODES))
-        self.assertAlmostEqual(compact_mb / 1e6, older[0].report_mb)
+        self.assertAlmostEqual(compact_mb / 1e6, older[0].moved_mb)
         self.assertEqual(answered.actions, older[0].actions)
         self.assertLess(dead.audit_s - answered.audit_s, 2 * TIMEOUT_S)
         self.assertGreaterEqual(dead.rpc_s, TIMEOUT_S - 0.5)

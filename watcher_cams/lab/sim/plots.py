@@ -126,7 +126,7 @@ def audit_times(rows, instances, outdir):
                 label='audit' + label)
         ax.plot(nodes, [r.rpc_s for r in chosen], 's' + style,
                 label='in RPC' + label)
-        ax.plot(nodes, [r.plan_s for r in chosen], '^' + style,
+        ax.plot(nodes, [r.engine_s for r in chosen], '^' + style,
                 label='decision engine' + label)
         if not absent and any(r.agent_plan_s for r in chosen):
             ax.plot(nodes, [r.agent_plan_s for r in chosen], 'v:',
