@@ -69,7 +69,8 @@ class TestBenchCloud(testtools.TestCase):
         """100 audits and 1,000 actions on the process's one client."""
         with broker.private_rabbitmq() as url:
             self._use_broker(url)
-            with bench_cloud.SimulatedFleet(url, TOPIC, 1, [0, 1, 2], 4, 1):
+            with bench_cloud.SimulatedFleet.synthetic(url, TOPIC, 1,
+                                                      [0, 1, 2], 4, 1):
                 reports = [bench.host_report(1, i, 4) for i in range(3)]
                 model = runner.compute_model(reports)
                 actions = self._audits(model, 10)  # the first client made

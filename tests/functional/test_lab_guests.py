@@ -43,9 +43,9 @@ class TestRealGuestLab(testtools.TestCase):
         self.exp = rg.Experiment(
             guests=(rg.GuestSpec('hotcold', 'hotcold', 1024, 512),
                     rg.GuestSpec('random', 'uniform', 1024, 512)),
-            # Eight cycles: paper mode moves memory within the first ones.
-            data_mb=DATA_MB, reads_per_s=100, duration_s=120, cycle_s=15,
-            measure_from_s=60,
+            # Seven cycles: paper mode moves memory within the first ones.
+            data_mb=DATA_MB, reads_per_s=100, duration_s=90, cycle_s=15,
+            measure_from_s=45,
             strategies=('static', 'cams-paper', 'utility',
                         'utility-agentless'),
             domain_type=env.DOMAIN_TYPE)
@@ -77,7 +77,7 @@ class TestRealGuestLab(testtools.TestCase):
             last = results['series'][label][-1]['counters']['random']
             self.assertGreater(last['cached_mb'], 0)
             refaults(last['refaults'], 0)
-        # One lab run (some ten minutes under TCG) for every check below.
+        # One lab run (about eight minutes under TCG) for every check below.
         self._check_reads(rows)
         self._check_sizes(results)
         # Paper mode moved memory where re-reads are: from the random

@@ -1,6 +1,7 @@
 """An all-in-one OpenStack on this machine, with watcher-cams installed.
 
     python3 tools/aio/aio.py prepare|up|down|status|openrc|tempest [REGEX]
+    python3 tools/aio/aio.py fake-computes COUNT|remove-fake-computes
 
 ``prepare`` installs what ``up`` needs (host packages, the services' venv)
 and starts nothing: tools/test.sh runs it beside the functional tests.
@@ -10,7 +11,10 @@ node): ``eval "$(python3 tools/aio/aio.py openrc)"``. ``tempest`` runs the
 project's tempest plugin (or the tests REGEX selects) against the cloud in
 a fresh workspace (.cache/aio/tempest, its tempest.conf written from the
 cloud), with KSM merging fast on the host meanwhile, as the pinning
-scenario needs; its exit code is tempest's.
+scenario needs; its exit code is tempest's. ``fake-computes`` adds COUNT
+compute hosts on Nova's fake driver, in one process
+(tools/aio/fake_computes.py), for tests at scale; ``remove-fake-computes``
+stops and deletes them.
 
 MariaDB, RabbitMQ, Keystone, Placement, Glance, Neutron (neutron-server's
 API with ML2 and no agents: enough for servers created with --nic none),
@@ -71,6 +75,10 @@ DATABASES = ('keystone', 'placement', 'glance', 'neutron', 'nova_api',
 # Two compute nodes; names must not contain each other (Watcher matches
 # node names by substring).
 COMPUTES = (('cmp-a', 16610, True), ('cmp-b', 16611, False))
+# ``fake-computes``: extra compute hosts on Nova's fake driver, all in one
+# process (fake_computes.py); names of one length, none containing another.
+FAKE_COMPUTES = 'nova-fake-computes'
+FAKE_PREFIX = 'sim-'
 # Each agent's Prometheus page, and the cloud's Prometheus scraping both.
 METRICS_PORTS = {'cmp-a': 9465, 'cmp-b': 9466}
 PROMETHEUS_PORT = 9091
@@ -324,6 +332,11 @@ def configs():
             'DEFAULT': {'log_file': os.path.join(LOG, 'keystone.log')},
             'database': {'connection': DB % 'keystone'},
             'token': {'provider': 'fernet'},
+            # Every CLI call and every service's first request asks for a
+            # token: bcrypt's default cost (2^12) made each take half a
+            # second of Keystone's one process. A test bed's passwords
+            # need no such strength.
+            'identity': {'password_hash_rounds': '4'},
             'fernet_tokens': {'key_repository': os.path.join(
                 DATA, 'keystone', 'fernet-keys')},
             'credential': {'key_repository': os.path.join(
@@ -373,6 +386,18 @@ def configs():
             'filters_path': os.path.join(VENV, 'etc', 'nova', 'rootwrap.d'),
             'exec_dirs': '%s,/usr/sbin,/usr/bin,/sbin,/bin' % BIN,
             'use_syslog': 'False'}},
+        'nova/nova-fake-computes.conf': {
+            'DEFAULT': {'compute_driver': 'fake.FakeDriver',
+                        'log_file': os.path.join(LOG, FAKE_COMPUTES + '.log'),
+                        'state_path': os.path.join(DATA, 'nova-fake'),
+                        # Each host's RPC server takes a thread per request
+                        # in flight: these hosts get few.
+                        'executor_thread_pool_size': '2',
+                        # Heartbeats of hundreds of hosts, within the
+                        # scheduler's 60 s service_down_time.
+                        'report_interval': '30'},
+            'oslo_concurrency': {'lock_path': os.path.join(
+                DATA, 'nova-fake', 'locks')}},
         'nova/nova-api.conf': {
             'DEFAULT': {'log_file': os.path.join(LOG, 'nova-api.log')}},
         'watcher/watcher.conf': deploy.merge({
@@ -580,6 +605,64 @@ def nova():
     say('nova is up with %d computes' % len(COMPUTES))
 
 
+def nova_compute_hosts(prefix=''):
+    """{host: state} of the nova-compute services whose host has ``prefix``."""
+    out = run(os.path.join(BIN, 'openstack'), 'compute', 'service', 'list',
+              '--service', 'nova-compute', '-f', 'json', env=admin_env())
+    return {s['Host']: s['State'] for s in json.loads(out)
+            if s['Host'].startswith(prefix)}
+
+
+def fake_computes(count):
+    """``count`` more compute hosts, sim-000..., on Nova's fake driver.
+
+    For tests of the decision engine at scale (tests/cloud/test_scale.py):
+    Watcher's model and the audits see them as nodes like any other; their
+    agents are simulated (watcher_cams.lab.sim_agents).
+    """
+    count = int(count)
+    os.makedirs(os.path.join(DATA, 'nova-fake', 'locks'), exist_ok=True)
+    daemon(FAKE_COMPUTES, [
+        os.path.join(BIN, 'python'),
+        os.path.join(TOP, 'tools', 'aio', 'fake_computes.py'), FAKE_PREFIX,
+        str(count), '--config-file', conf('nova/nova.conf'),
+        '--config-file', conf('nova/nova-fake-computes.conf')])
+    # Its log says when all have started (cheaper than asking Nova).
+    wait('%d fake compute services' % count, fake_computes_started,
+         timeout=60 + 2 * count, every=2)
+    up = list(nova_compute_hosts(FAKE_PREFIX).values()).count('up')
+    if up != count:
+        raise RuntimeError('%d of %d fake compute services are up (logs in '
+                           '%s)' % (up, count, LOG))
+    run(os.path.join(BIN, 'nova-manage'), '--config-file',
+        conf('nova/nova.conf'), 'cell_v2', 'discover_hosts')
+    say('%d fake compute hosts are up' % count)
+
+
+def fake_computes_started():
+    pid = alive(FAKE_COMPUTES)
+    with open(os.path.join(LOG, FAKE_COMPUTES + '.log')) as f:
+        return pid and any(' %d INFO fake_computes ' % pid in line
+                           for line in f)
+
+
+def remove_fake_computes():
+    """Stop the fake compute hosts and delete them from Nova.
+
+    Their servers must be gone first: Nova keeps a service that hosts any.
+    """
+    stop(FAKE_COMPUTES)
+    services = run(os.path.join(BIN, 'openstack'), 'compute', 'service',
+                   'list', '--service', 'nova-compute', '-f', 'value', '-c',
+                   'ID', '-c', 'Host', env=admin_env()).split('\n')
+    ids = [line.split()[0] for line in services
+           if line.split()[1:] and line.split()[1].startswith(FAKE_PREFIX)]
+    if ids:
+        run(os.path.join(BIN, 'openstack'), 'compute', 'service', 'delete',
+            *ids, env=admin_env())
+    say('%d fake compute hosts removed' % len(ids))
+
+
 def start_agent(node):
     """watcher-cams-agent of ``node``, inside its libvirtd's namespace."""
     daemon('watcher-cams-agent-' + node, [
@@ -764,7 +847,7 @@ def down(quiet=False):
     running = [name for name in SERVICE_NAMES if alive(name)]
     if running and not quiet:
         say('stopping %s' % ', '.join(running))
-    stop(*running)
+    stop(*running, FAKE_COMPUTES)
     for node, _, _ in COMPUTES:
         for helper in ('virtlogd', 'libvirtd'):
             path = os.path.join(libvirt_dir(node), helper + '.pid')
@@ -836,9 +919,11 @@ def openrc():
 
 def main(argv):
     commands = {'prepare': prepare, 'up': up, 'down': down,
-                'status': status, 'openrc': openrc, 'tempest': tempest}
+                'status': status, 'openrc': openrc, 'tempest': tempest,
+                'fake-computes': fake_computes,
+                'remove-fake-computes': remove_fake_computes}
     if not argv or argv[0] not in commands or len(argv) > (
-            2 if argv[0] == 'tempest' else 1):
+            2 if argv[0] in ('tempest', 'fake-computes') else 1):
         print(__doc__)
         return 2
     return commands[argv[0]](*argv[1:]) or 0

@@ -56,11 +56,13 @@ def host_facts(index, j, actual_mb, read_mb_s):
                     'cpu_s': 0.05}}
 
 
-def synthetic_report(index, instances, rng):
-    host = 'cmp-%04d' % index
+def synthetic_report(index, instances, rng, host=None, uuids=None):
+    """Host ``index``'s report, named ``host``, its guests ``uuids``."""
+    host = host or 'cmp-%04d' % index
     guests = []
     for j in range(instances):
-        uuid = '%08x-%04x-4000-8000-%012x' % (index, j, index * 1000 + j)
+        uuid = (uuids[j] if uuids else
+                '%08x-%04x-4000-8000-%012x' % (index, j, index * 1000 + j))
         max_mb = rng.choice((2048, 4096, 8192))
         actual = rng.randrange(max_mb // 2, max_mb + 1, 64)
         used = rng.randrange(128, actual // 2, 32)
@@ -106,14 +108,16 @@ def synthetic_report(index, instances, rng):
     return report
 
 
-def host_report(seed, index, instances):
+def host_report(seed, index, instances, host=None, uuids=None):
     """Host ``index``'s synthetic report, the same in any process.
 
     Its own random generator: bench-cloud's simulated agents each build
     the hosts they serve, the benchmark builds all of them for its model.
+    ``host`` and ``uuids``: names a cloud gave the host and its guests.
     """
     return synthetic_report(index, instances,
-                            random.Random('%d/%d' % (seed, index)))
+                            random.Random('%d/%d' % (seed, index)), host,
+                            uuids)
 
 
 def run(nodes=500, instances=20, seed=1, out=print):

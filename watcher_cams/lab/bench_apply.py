@@ -268,10 +268,10 @@ def run(nodes=5000, instances=40, strategy='cache_aware_balloon',
     params = params or {'mode': 'utility'}
     with broker.private_rabbitmq() as url, \
             agents_on(url, topic, report_timeout) as agent, \
-            bench_cloud.SimulatedFleet(url, topic, seed, list(range(nodes)),
-                                       instances, processes,
-                                       failing={failed_index: 1},
-                                       plan_with=(strategy, params)), \
+            bench_cloud.SimulatedFleet.synthetic(
+                url, topic, seed, list(range(nodes)), instances,
+                processes, failing={failed_index: 1},
+                plan_with=(strategy, params)), \
             watcher_database() as (ctx, audit):
         solution, plan_s = plan(agent, reports, strategy, params)
         out('planned in %.1f s: %d actions' % (plan_s,

@@ -22,6 +22,7 @@ import json
 import math
 import multiprocessing
 import os
+import queue
 import threading
 import time
 import typing
@@ -112,21 +113,33 @@ class TimedAgent:
 
 
 class SimulatedFleet:
-    """``processes`` processes serving the agents of hosts ``indices``.
+    """Processes serving simulated agents, one per job.
 
-    ``failing``, ``plan_with``: see :func:`sim_agents.serve`.
+    ``jobs``: [(target, args)]; each process runs ``target(*args,
+    ready=..., stop=...)``, :func:`sim_agents.serve` or
+    :func:`sim_agents.serve_hosts`.
     """
 
-    def __init__(self, url, topic, seed, indices, instances, processes,
-                 failing=None, plan_with=None):
+    def __init__(self, jobs):
         ctx = multiprocessing.get_context('spawn')
         self.ready, self.stop = ctx.Queue(), ctx.Event()
         self.procs = [ctx.Process(
-            target=sim_agents.serve, daemon=True,
-            args=(url, topic, seed, indices[i::processes], instances,
-                  self.ready, self.stop, failing, plan_with))
-            for i in range(processes)]
+            target=target, args=args, daemon=True,
+            kwargs={'ready': self.ready, 'stop': self.stop})
+            for target, args in jobs]
         self.sizes = {}  # {host: sim_agents.serve's sizes}
+        self.calls = collections.Counter()  # {(method, host): calls}
+
+    @classmethod
+    def synthetic(cls, url, topic, seed, indices, instances, processes,
+                  failing=None, plan_with=None):
+        """bench-plan's hosts ``indices``, spread over ``processes``.
+
+        ``failing``, ``plan_with``: see :func:`sim_agents.serve`.
+        """
+        return cls([(sim_agents.serve,
+                     (url, topic, seed, indices[i::processes], instances,
+                      failing, plan_with)) for i in range(processes)])
 
     def __enter__(self):
         for proc in self.procs:
@@ -147,7 +160,16 @@ class SimulatedFleet:
                                        'or did not start')
 
     def __exit__(self, *exc):
+        if self.stop.is_set():
+            return  # stopped already
         self.stop.set()
+        # Each process's last word: the calls it answered. Read before the
+        # join: a process does not end until what it put is taken.
+        for _ in self.procs:
+            try:
+                self.calls.update(self.ready.get(timeout=30.0)[1])
+            except queue.Empty:
+                break
         for proc in self.procs:
             proc.join(timeout=30)
             if proc.is_alive():
@@ -226,8 +248,9 @@ def bench_fleet(url, nodes, options, out):
     plan_with = (options['strategy'], options['params']) \
         if options['plan_on_agents'] else None
     with _client(url, topic, options['report_timeout']) as agent, \
-            SimulatedFleet(url, topic, seed, list(range(nodes)), instances,
-                           options['processes'], plan_with=plan_with) as fleet:
+            SimulatedFleet.synthetic(
+                url, topic, seed, list(range(nodes)), instances,
+                options['processes'], plan_with=plan_with) as fleet:
         agent.get_report(reports[0]['host'])  # the transport's warm-up
         out(per_host(fleet.sizes, nodes))
         rows = [audit(reports, agent, fleet.sizes, options)]

@@ -22,6 +22,7 @@ the request it planned from that plan; any other request is planned when
 it comes.
 """
 
+import collections
 import json
 import os
 import socket
@@ -199,6 +200,7 @@ class Responder:
         self.hosts = hosts  # {name: SimulatedHost}
         self.prefix = topic + '.'
         self.producer = producer
+        self.calls = collections.Counter()  # {(method, host): calls}
 
     def __call__(self, body, message):
         message.ack()
@@ -206,6 +208,7 @@ class Responder:
         host = self.hosts[message.delivery_info['routing_key'].removeprefix(
             self.prefix)]
         args = request.get('args') or {}
+        self.calls[request.get('method'), host.name] += 1
         try:
             result, failed = getattr(host, request['method'])(**args), None
         except (AttributeError, KeyError, TypeError, SimulatedFailure,
@@ -225,8 +228,8 @@ def _sizes(host):
     return sizes
 
 
-def serve(url, topic, seed, indices, instances, ready, stop,
-          failing=None, plan_with=None):
+def serve(url, topic, seed, indices, instances, failing=None,
+          plan_with=None, *, ready, stop):
     """Serve hosts ``indices``; put (pid, {host: sizes}) on ``ready``.
 
     The target of a ``multiprocessing`` process: runs until ``stop`` is set.
@@ -243,6 +246,26 @@ def serve(url, topic, seed, indices, instances, ready, stop,
         hosts[host.name] = host
     if plan_with:
         plan_ahead(hosts, *plan_with)
+    serve_hosts(url, topic, hosts, ready=ready, stop=stop)
+
+
+def cloud_hosts(seed, servers):
+    """{host: SimulatedHost} for a cloud's hosts: {host: [server uuid]}.
+
+    Each host's report is bench-plan's synthetic one (``bench.host_report``)
+    with the cloud's names: its guests are that host's servers.
+    """
+    return {name: SimulatedHost(bench.host_report(seed, index, len(uuids),
+                                                  name, uuids))
+            for index, (name, uuids) in enumerate(sorted(servers.items()))}
+
+
+def serve_hosts(url, topic, hosts, *, ready, stop):
+    """Answer for ``hosts`` ({name: SimulatedHost}) until ``stop`` is set.
+
+    Puts (pid, {host: sizes}) on ``ready`` once their queues are consumed,
+    and (pid, {(method, host): calls}) when it stops.
+    """
     exchange = agent_exchange()
     with kombu.Connection(amqp_url(url)) as conn:
         conn.ensure_connection(max_retries=20)
@@ -259,3 +282,4 @@ def serve(url, topic, seed, indices, instances, ready, stop,
                     conn.drain_events(timeout=0.5)
                 except socket.timeout:
                     pass
+    ready.put((os.getpid(), dict(responder.calls)))

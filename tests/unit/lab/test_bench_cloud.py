@@ -142,6 +142,28 @@ class TestResponder(testtools.TestCase):
         self.assertEqual([], self.producer.sent)
         self.assertEqual({'u': {}}, self.host.policy_state)
 
+    def test_counts_the_calls_of_each_host(self):
+        self.answer(request('get_report'))
+        self.answer(request('get_report'))
+        self.answer(request('no_such_call'))
+        self.assertEqual({('get_report', self.host.name): 2,
+                          ('no_such_call', self.host.name): 1},
+                         dict(self.responder.calls))
+
+    def test_a_cloud_s_hosts_report_its_servers(self):
+        servers = {'sim-001': ['b-1', 'b-2'], 'sim-000': ['a-1']}
+        hosts = sim_agents.cloud_hosts(1, servers)
+        self.assertEqual(set(servers), set(hosts))
+        for name, uuids in servers.items():
+            report = hosts[name].report
+            self.assertEqual(name, report['host'])
+            self.assertEqual(uuids, [g['uuid'] for g in report['guests']])
+        # Reports other than the names: bench-plan's, one seed per host.
+        synthetic = bench.host_report(1, 1, 2)
+        self.assertEqual([g['max_mb'] for g in synthetic['guests']],
+                         [g['max_mb'] for g in
+                          hosts['sim-001'].report['guests']])
+
 
 class TestFigures(testtools.TestCase):
 
