@@ -87,6 +87,21 @@ class TestScale(testtools.TestCase):
                                      '--audit', audit, '--detail') or [],
                       key=lambda p: p['Created At'])
 
+    def _end(self, audit):
+        """Cancel ``audit`` and wait until no plan of it is in flight.
+
+        While the simulated agents still answer: a plan left ONGOING would
+        make Watcher cancel the next test's one-shot audits, and its
+        actions would wait out the agents' timeouts.
+        """
+        if base.openstack('optimize', 'audit', 'show', audit)['State'] in (
+                'PENDING', 'ONGOING'):
+            base.openstack_quiet('optimize', 'audit', 'update', audit,
+                                 'replace', 'state=CANCELLED')
+        base.wait_for('the plans of audit %s ended' % audit, lambda: not [
+            p for p in self._plans(audit)
+            if p['State'] in ('PENDING', 'ONGOING')], timeout=300, every=5)
+
     def test_a_continuous_audit_over_200_simulated_agents(self):
         server_id = base.boot_for(self, ['cams-real-beside-sims'])[
             'cams-real-beside-sims']
@@ -96,8 +111,8 @@ class TestScale(testtools.TestCase):
             'optimize', 'audit', 'create', '-g', 'memory_cache_efficiency',
             '-s', 'margin_balloon', '-t', 'CONTINUOUS', '-i',
             str(INTERVAL_S), '--auto-trigger')
-        self.addCleanup(base.openstack_quiet, 'optimize', 'audit', 'update',
-                        audit['UUID'], 'replace', 'state=CANCELLED')
+        # Added after the agents: it runs before they stop.
+        self.addCleanup(self._end, audit['UUID'])
         plans = base.wait_for('two cycles', lambda: (
             lambda p: p if len(p) >= 2 else None)(self._plans(
                 audit['UUID'])), timeout=4 * INTERVAL_S, every=5)
@@ -117,6 +132,7 @@ class TestScale(testtools.TestCase):
         # The real guest, idle, is sized down through its real agent.
         base.wait_for('the real guest sized down', lambda: base.actual_mb(
             server_id) < 512 - 32, timeout=4 * INTERVAL_S, every=5)
+        self._end(audit['UUID'])
         fleet.__exit__(None, None, None)
         asked = {host for method, host in fleet.calls if method == 'plan'}
         self.assertEqual(set(servers), asked)
