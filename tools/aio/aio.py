@@ -596,21 +596,23 @@ def nova():
             conf('nova/nova.conf'), '--config-file',
             conf('nova/nova-compute-%s.conf' % node)], namespace_of=node)
     wait('nova-api', lambda: http_up('http://127.0.0.1:8774/'))
-    wait('both nova-compute services', lambda: run(
-        os.path.join(BIN, 'openstack'), 'compute', 'service', 'list',
-        '--service', 'nova-compute', '-f', 'value', '-c', 'State',
-        env=admin_env()).split().count('up') == len(COMPUTES),
+    wait('both nova-compute services', lambda: list(
+        nova_compute_hosts().values()).count('up') == len(COMPUTES),
         timeout=180, every=3)
     run(*manage, 'cell_v2', 'discover_hosts')
     say('nova is up with %d computes' % len(COMPUTES))
 
 
-def nova_compute_hosts(prefix=''):
-    """{host: state} of the nova-compute services whose host has ``prefix``."""
+def nova_compute_services(prefix=''):
+    """Nova's nova-compute services whose host has ``prefix``: CLI rows."""
     out = run(os.path.join(BIN, 'openstack'), 'compute', 'service', 'list',
               '--service', 'nova-compute', '-f', 'json', env=admin_env())
-    return {s['Host']: s['State'] for s in json.loads(out)
-            if s['Host'].startswith(prefix)}
+    return [s for s in json.loads(out) if s['Host'].startswith(prefix)]
+
+
+def nova_compute_hosts(prefix=''):
+    """{host: state} of the nova-compute services whose host has ``prefix``."""
+    return {s['Host']: s['State'] for s in nova_compute_services(prefix)}
 
 
 def fake_computes(count):
@@ -652,11 +654,7 @@ def remove_fake_computes():
     Their servers must be gone first: Nova keeps a service that hosts any.
     """
     stop(FAKE_COMPUTES)
-    services = run(os.path.join(BIN, 'openstack'), 'compute', 'service',
-                   'list', '--service', 'nova-compute', '-f', 'value', '-c',
-                   'ID', '-c', 'Host', env=admin_env()).split('\n')
-    ids = [line.split()[0] for line in services
-           if line.split()[1:] and line.split()[1].startswith(FAKE_PREFIX)]
+    ids = [str(s['ID']) for s in nova_compute_services(FAKE_PREFIX)]
     if ids:
         run(os.path.join(BIN, 'openstack'), 'compute', 'service', 'delete',
             *ids, env=admin_env())
