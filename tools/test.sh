@@ -17,15 +17,22 @@ export CAMS_VENV_PROFILE=test
 # shellcheck source=tools/venv.sh
 source "$top/tools/venv.sh"
 
-# The all-in-one cloud's packages and venv install beside the suites that
-# do not need it; the cloud suite waits for them.
-echo "== preparing the all-in-one cloud in the background" \
-     "(.cache/aio-prepare.log)"
+# The all-in-one cloud installs and starts beside the suites that do not
+# need it (about 6 minutes on a fresh machine, then a few percent of a
+# core while idle); the cloud suite waits for it.
+echo "== starting the all-in-one cloud in the background (.cache/aio-up.log)"
 mkdir -p .cache
-python3 tools/aio/aio.py prepare > .cache/aio-prepare.log 2>&1 &
-prepare_pid=$!
-# A failed style check or docs build ends the run: so does the preparation.
-trap 'kill "$prepare_pid" 2>/dev/null || true' EXIT
+python3 tools/aio/aio.py up > .cache/aio-up.log 2>&1 &
+aio_pid=$!
+# A failed style check or docs build ends the run: the cloud goes down
+# with it. Once the cloud suite ran, its own process took it down (or
+# CAMS_AIO_KEEP=1 keeps it).
+aio_down() {
+    kill "$aio_pid" 2>/dev/null && wait "$aio_pid" 2>/dev/null
+    [ "${CAMS_AIO_KEEP:-}" = 1 ] || python3 tools/aio/aio.py down \
+        > /dev/null 2>&1 || true
+}
+trap aio_down EXIT
 
 echo "== flake8 (hacking)"
 flake8 watcher_cams nova_driver_ext nova watcher_cams_tempest_plugin \
@@ -49,6 +56,9 @@ python tools/check_sample_config.py
 passed=0
 failed=0
 rc=0
+# The failures' tracebacks, printed again just before the summary line.
+failures=.cache/failures.txt
+: > "$failures"
 next_run() { cat .stestr/next-stream 2>/dev/null || echo none; }
 run_suite() {  # NAME PATH CONCURRENCY
     echo "== $1 tests (stestr)"
@@ -67,6 +77,10 @@ run_suite() {  # NAME PATH CONCURRENCY
     bad=$(stestr failing --list 2>/dev/null | grep -c . || true)
     passed=$((passed + ok))
     failed=$((failed + bad))
+    if [ "$bad" -gt 0 ]; then
+        stestr last --subunit | python tools/failures.py >> "$failures" \
+            || true
+    fi
 }
 run_suite unit ./tests/unit "${CAMS_TEST_CONCURRENCY:-2}"
 # Nova's driver runs on native threads and Watcher's modules import eventlet:
@@ -77,13 +91,18 @@ run_suite dashboard ./tests/dashboard 1
 # One process: the functional tests share two booted guests.
 run_suite functional ./tests/functional 1
 # The all-in-one cloud (tools/aio): Nova, Watcher and watcher-cams together.
-if wait "$prepare_pid"; then
-    run_suite cloud ./tests/cloud 1
+if wait "$aio_pid"; then
+    trap - EXIT
+    CAMS_AIO_UP=1 run_suite cloud ./tests/cloud 1
 else
-    tail -n 30 .cache/aio-prepare.log
-    echo "cloud tests did not run: preparing the cloud failed (above)"
+    tail -n 30 .cache/aio-up.log
+    echo "cloud tests did not run: the cloud did not come up (above)"
     failed=$((failed + 1))
     rc=1
+fi
+if [ -s "$failures" ]; then
+    echo "== what failed (the end of each traceback; whole output above)"
+    cat "$failures"
 fi
 echo "tests: ${passed} passed, ${failed} failed in $(( (SECONDS - started) / 60 )) min" \
      "(flake8, docs, unit, nova, dashboard, functional, cloud); results:" \

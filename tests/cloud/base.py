@@ -1,8 +1,8 @@
 """What the cloud tests share: the cloud, the CLI, libvirt of a compute.
 
 The cloud comes up once per test process (tools/aio/aio.py up, about 3
-minutes once its venv exists) and goes down at the end unless
-CAMS_AIO_KEEP=1.
+minutes once its venv exists), unless tools/test.sh started it already
+(CAMS_AIO_UP=1), and goes down at the end unless CAMS_AIO_KEEP=1.
 """
 
 import ast
@@ -34,18 +34,22 @@ _cloud = {}
 
 
 def cloud():
-    """Bring the cloud up once per process; raise if it did not come up."""
+    """Bring the cloud up once per process; raise if it did not come up.
+
+    With CAMS_AIO_UP=1 (tools/test.sh) it is up already.
+    """
     with _lock:
         if 'error' in _cloud:
             raise RuntimeError('the cloud did not come up: %s'
                                % _cloud['error'])
-        if not _cloud:
+        if not _cloud and os.environ.get('CAMS_AIO_UP') != '1':
             out = subprocess.run(
                 [sys.executable, os.path.join(TOP, 'tools', 'aio', 'aio.py'),
                  'up'], capture_output=True, text=True, timeout=1500)
             if out.returncode:
                 _cloud['error'] = out.stdout[-3000:] + out.stderr[-3000:]
                 raise RuntimeError(_cloud['error'])
+        if not _cloud:
             if os.environ.get('CAMS_AIO_KEEP') != '1':
                 atexit.register(aio.down, True)
             _cloud['up'] = True
@@ -53,16 +57,14 @@ def cloud():
 
 def openstack(*args, api=None):
     """The openstack CLI as admin; its JSON output, None when empty."""
-    argv = [os.path.join(aio.BIN, 'openstack')]
-    if api:
-        argv += ['--os-compute-api-version', api]
-    out = aio.run(*argv, *args, '-f', 'json', env=aio.admin_env())
+    argv = ['--os-compute-api-version', api] if api else []
+    out = aio.openstack(*argv, *args, '-f', 'json')
     return json.loads(out) if out.strip() else None
 
 
 def openstack_quiet(*args):
     """A CLI command that prints nothing (delete, start, update)."""
-    aio.run(os.path.join(aio.BIN, 'openstack'), *args, env=aio.admin_env())
+    aio.openstack(*args)
 
 
 def wait_for(what, check, timeout=180.0, every=2.0):

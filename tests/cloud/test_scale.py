@@ -70,9 +70,17 @@ class TestScale(testtools.TestCase):
                               '^%s' % re.escape(PREFIX), *options) or []
 
     def _delete_servers(self):
+        """Delete the servers, then wait until Nova lists none of them.
+
+        Not ``server delete --wait``: it waits for each server in turn, at
+        most 300 s each, and once a wait fails it skips the next one; Nova
+        refuses to delete a fake host while a server is left on it.
+        """
         ids = [s['ID'] for s in self._listed()]
         if ids:
-            base.openstack_quiet('server', 'delete', '--wait', *ids)
+            base.openstack_quiet('server', 'delete', *ids)
+            base.wait_for('%d servers deleted' % len(ids),
+                          lambda: not self._listed(), timeout=900, every=10)
 
     def _agents(self, servers):
         fleet = bench_cloud.SimulatedFleet([(

@@ -35,6 +35,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -508,6 +509,44 @@ def admin_env():
             'OS_IDENTITY_API_VERSION': '3', 'OS_REGION_NAME': 'RegionOne'}
 
 
+class _OpenstackShell:
+    """One osc_shell.py process as admin: the CLI without its start-up.
+
+    Started at the first command, restarted if it died; commands from
+    several threads take turns.
+    """
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.proc = None
+
+    def __call__(self, *argv):
+        with self.lock:
+            if self.proc is None or self.proc.poll() is not None:
+                self.proc = subprocess.Popen(
+                    [os.path.join(BIN, 'python'),
+                     os.path.join(TOP, 'tools', 'aio', 'osc_shell.py')],
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                    env=dict(os.environ, PYTHONWARNINGS='ignore',
+                             **admin_env()))
+            self.proc.stdin.write(json.dumps(argv) + '\n')
+            self.proc.stdin.flush()
+            line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError('openstack %s: the CLI process died'
+                               % ' '.join(argv))
+        done = json.loads(line)
+        if done['rc']:
+            raise RuntimeError('openstack %s failed (%d): %s' % (
+                ' '.join(argv), done['rc'],
+                (done['err'] or done['out'])[-2000:]))
+        return done['out']
+
+
+# The openstack CLI as admin: openstack('server', 'list') is its stdout.
+openstack = _OpenstackShell()
+
+
 def placement_glance_neutron():
     run(os.path.join(BIN, 'placement-manage'), '--config-file',
         conf('placement/placement.conf'), 'db', 'sync')
@@ -529,7 +568,7 @@ def placement_glance_neutron():
     # The Port model's port_forwardings relation exists only once SQLAlchemy
     # configured its mappers, which the first query does; a port listing
     # first (Nova's) fails without it in an API-only neutron.
-    run(os.path.join(BIN, 'openstack'), 'network', 'list', env=admin_env())
+    openstack('network', 'list')
     say('placement, glance and neutron are up')
 
 
@@ -605,8 +644,8 @@ def nova():
 
 def nova_compute_services(prefix=''):
     """Nova's nova-compute services whose host has ``prefix``: CLI rows."""
-    out = run(os.path.join(BIN, 'openstack'), 'compute', 'service', 'list',
-              '--service', 'nova-compute', '-f', 'json', env=admin_env())
+    out = openstack('compute', 'service', 'list', '--service',
+                    'nova-compute', '-f', 'json')
     return [s for s in json.loads(out) if s['Host'].startswith(prefix)]
 
 
@@ -656,8 +695,7 @@ def remove_fake_computes():
     stop(FAKE_COMPUTES)
     ids = [str(s['ID']) for s in nova_compute_services(FAKE_PREFIX)]
     if ids:
-        run(os.path.join(BIN, 'openstack'), 'compute', 'service', 'delete',
-            *ids, env=admin_env())
+        openstack('compute', 'service', 'delete', *ids)
     say('%d fake compute hosts removed' % len(ids))
 
 
@@ -753,12 +791,9 @@ WATCHER_CAMS_TIMEOUT = 30
 
 
 def images():
-    env = admin_env()
-    openstack = os.path.join(BIN, 'openstack')
-
     def create(*args):
-        return run(openstack, 'image', 'create', '--public', '-f', 'value',
-                   '-c', 'id', *args, env=env).strip()
+        return openstack('image', 'create', '--public', '-f', 'value', '-c',
+                         'id', *args).strip()
     kernel = create('--disk-format', 'aki', '--container-format', 'aki',
                     '--file', os.path.join(GUEST, 'vmlinuz'), 'cams-kernel')
     ramdisk = create('--disk-format', 'ari', '--container-format', 'ari',
@@ -772,8 +807,8 @@ def images():
            'ramdisk_id=' + ramdisk, '--property', 'hw_qemu_guest_agent=yes',
            '--property', 'os_command_line=console=ttyS0 quiet psi=1',
            'cams-tiny')
-    run(openstack, 'flavor', 'create', '--vcpus', '1', '--ram', '512',
-        '--disk', '1', 'cams.tiny', env=env)
+    openstack('flavor', 'create', '--vcpus', '1', '--ram', '512', '--disk',
+              '1', 'cams.tiny')
     say('image cams-tiny and flavor cams.tiny are ready')
 
 
@@ -862,12 +897,9 @@ def down(quiet=False):
 
 def tempest_conf():
     """tempest.conf for the cloud: admin, no networks, the plugin's node."""
-    env = admin_env()
-    openstack = os.path.join(BIN, 'openstack')
-
     def resource_id(kind, name):
-        return run(openstack, kind, 'show', '-f', 'value', '-c', 'id', name,
-                   env=env).strip()
+        return openstack(kind, 'show', '-f', 'value', '-c', 'id',
+                         name).strip()
     return {
         'DEFAULT': {'log_file': os.path.join(TEMPEST, 'tempest.log')},
         'auth': {'admin_username': 'admin', 'admin_password': PASSWORD,
