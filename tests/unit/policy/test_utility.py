@@ -293,6 +293,48 @@ class TestUtilityPlan(testtools.TestCase):
         self.assertEqual([], utility.plan(factory.host([flat, streaming]),
                                           CFG).moves)
 
+    def test_a_filling_hot_set_takes_a_tie_from_a_full_cache(self):
+        # Its hot set outgrew its active list: no refault is activated, so
+        # its counters value the next MiB at nothing, but while its cache
+        # fills what it was given five minutes ago it re-reads 150 MiB a
+        # minute of what it cached. The donor's cache is full and its
+        # refaults say its memory is worth little.
+        donor = factory.guest(1, active_mb=100, inactive_mb=1692,
+                              read_mb_s=8.0,
+                              refault_s=factory.pages_s(2.0),
+                              activate_s=factory.pages_s(0.01),
+                              read_since_boot_mb=20000)
+        taker = factory.guest(2, active_mb=1400, inactive_mb=392,
+                              read_mb_s=5.0)
+
+        def filling(promoted_mb):
+            earlier = dataclasses.replace(
+                taker.previous,
+                active_file_kb=taker.previous.active_file_kb
+                - promoted_mb * 1024,
+                inactive_file_kb=taker.previous.inactive_file_kb
+                - (200 - promoted_mb) * 1024,
+                cached_kb=taker.previous.cached_kb - 200 * 1024)
+            return dataclasses.replace(taker, previous=earlier, policy_state={
+                utility.STATE_KEY: {'size_mb': 1536,
+                                    'at': taker.sample.timestamp - 300}})
+        curves = {g.uuid: utility.value_curve(g, CFG)
+                  for g in (donor, filling(150))}
+        self.assertTrue(curves[taker.uuid].filling)
+        self.assertEqual(0.0, curves[taker.uuid].density_at(0)[0])
+        self.assertFalse(curves[donor.uuid].filling)
+        plan = utility.plan(factory.host([donor, filling(150)]), CFG)
+        deltas = {m.instance: m.delta_mb for m in plan.moves}
+        self.assertGreater(deltas[taker.uuid], 0)
+        self.assertIn('tie', plan.moves[0].reason)
+        # Re-reading none of it, it waits until it filled; so does a guest
+        # never grown, whose first clean window is still to come.
+        self.assertEqual([], utility.plan(
+            factory.host([donor, filling(0)]), CFG).moves)
+        never_grown = dataclasses.replace(filling(150), policy_state={})
+        self.assertEqual([], utility.plan(
+            factory.host([donor, never_grown]), CFG).moves)
+
     def test_a_cache_that_read_less_than_it_holds_breaks_no_tie(self):
         # It re-read nothing of the 300 MiB it read, but it can cache
         # 1792: a scan's first pass looks the same until it has read more
