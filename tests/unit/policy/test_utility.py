@@ -28,6 +28,21 @@ def run_cycles(mode, cycles=30):
     return cycles, ex
 
 
+def grown_cache(guest, promoted_mb):
+    """``guest`` whose cache grew by 200 MiB over the rate window.
+
+    Same counters, but 200 MiB less cache one window ago, of which
+    ``promoted_mb`` were re-read since (active list growth).
+    """
+    earlier = dataclasses.replace(
+        guest.previous,
+        active_file_kb=guest.previous.active_file_kb - promoted_mb * 1024,
+        inactive_file_kb=guest.previous.inactive_file_kb
+        - (200 - promoted_mb) * 1024,
+        cached_kb=guest.previous.cached_kb - 200 * 1024)
+    return dataclasses.replace(guest, previous=earlier)
+
+
 def shrunk_by(guest, mb):
     """``guest`` whose balloon took ``mb`` MiB within the rate window."""
     before = dataclasses.replace(
@@ -240,16 +255,7 @@ class TestUtilityPlan(testtools.TestCase):
     def _growing(self, promoted_mb, read_mb_s=5.0):
         growing = factory.guest(2, active_mb=100, inactive_mb=1692,
                                 read_mb_s=read_mb_s)
-        # Same counters, but 200 MiB less cache one window ago, of which
-        # ``promoted_mb`` were re-read since (active list growth).
-        earlier = dataclasses.replace(
-            growing.previous,
-            active_file_kb=growing.previous.active_file_kb
-            - promoted_mb * 1024,
-            inactive_file_kb=growing.previous.inactive_file_kb
-            - (200 - promoted_mb) * 1024,
-            cached_kb=growing.previous.cached_kb - 200 * 1024)
-        return growing, dataclasses.replace(growing, previous=earlier)
+        return growing, grown_cache(growing, promoted_mb)
 
     def test_a_cache_still_growing_without_refaults_keeps_its_memory(self):
         valued = factory.guest(1, read_mb_s=2.0,
@@ -308,16 +314,10 @@ class TestUtilityPlan(testtools.TestCase):
                               read_mb_s=5.0)
 
         def filling(promoted_mb):
-            earlier = dataclasses.replace(
-                taker.previous,
-                active_file_kb=taker.previous.active_file_kb
-                - promoted_mb * 1024,
-                inactive_file_kb=taker.previous.inactive_file_kb
-                - (200 - promoted_mb) * 1024,
-                cached_kb=taker.previous.cached_kb - 200 * 1024)
-            return dataclasses.replace(taker, previous=earlier, policy_state={
-                utility.STATE_KEY: {'size_mb': 1536,
-                                    'at': taker.sample.timestamp - 300}})
+            return dataclasses.replace(
+                grown_cache(taker, promoted_mb), policy_state={
+                    utility.STATE_KEY: {'size_mb': 1536,
+                                        'at': taker.sample.timestamp - 300}})
         curves = {g.uuid: utility.value_curve(g, CFG)
                   for g in (donor, filling(150))}
         self.assertTrue(curves[taker.uuid].filling)
