@@ -1,8 +1,8 @@
 """Each failed test of a subunit stream (stdin): its id and traceback's end.
 
-tools/test.sh prints this after its summary line, so that the cause of a
-failure is in the last lines of a long CI log and not only in the middle
-of a suite's output.
+tools/test.sh prints this just before its summary line, so that the cause
+of a failure is in the last lines of a long CI log and not only in the
+middle of a suite's output.
 """
 
 import sys

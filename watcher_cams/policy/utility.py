@@ -201,11 +201,12 @@ def _tie_allowed(taker, donor, amounts_mb, params):
         # It cannot save more than it reads.
         return False
     gain = taker.density_at(0)[0]
-    if _filling_what_it_was_given(taker):
-        # The reuse its cache showed while it filled: where the counters
-        # value nothing beyond an active list its hot set outgrew.
-        gain = max(gain, taker.fill_density)
     if not donor.filling:
+        if _filling_what_it_was_given(taker):
+            # The reuse its cache showed while it filled: where the
+            # counters value nothing beyond an active list its hot set
+            # outgrew.
+            gain = max(gain, taker.fill_density)
         loss = donor.loss_at(0, amounts_mb[1])
         return gain >= loss * (1 - params.value_band) - threshold
     # A donor with free memory has evicted nothing: only what its cache
@@ -215,6 +216,8 @@ def _tie_allowed(taker, donor, amounts_mb, params):
     # policy calls memory worthless: refaults at a smaller size would
     # overvalue a guest that never showed its value at this one (real
     # kernels keep shadow entries for several cache sizes).
+    if taker.filling and taker.fill_density is not None:
+        gain = max(gain, taker.fill_density)
     return not (donor.fill_density is None
                 or donor.capacity_mb > donor.disk_mb_s * donor.window_s
                 or donor.fill_density > threshold
@@ -226,9 +229,11 @@ def _filling_what_it_was_given(curve):
     """Whether a grown guest still fills, re-reading what it cached.
 
     What its cache served meanwhile (cache_value._fill_density) then
-    prices the tie: waiting for the fill, no clean window would measure
-    it before the fill ends anyway, and it would be short of memory for
-    as many minutes as its cold reads take to fill it.
+    prices a tie against a donor whose cache is full: waiting for the
+    fill, no clean window would measure it before the fill ends anyway,
+    and it would be short of memory for as many minutes as its cold reads
+    take to fill it. A guest never grown waits for its first clean
+    window, which probes measure from.
     """
     return (curve.filling and curve.fill_density is not None
             and curve.last_resize is not None and curve.last_resize[1] > 0)
