@@ -149,7 +149,7 @@ def _cheapest_probe_donor(curves, down, need_mb, taker):
     donor, loss, room = None, 0.0, 0
     for u in sorted(curves):
         if u != taker and down[u] >= need_mb:
-            u_loss = curves[u].probe_loss_at(0, need_mb)
+            u_loss = _probe_loss(curves[u], need_mb)
             if donor is None or u_loss < loss:
                 donor, loss, room = u, u_loss, down[u]
     return donor, loss, room
@@ -272,9 +272,7 @@ def _probe(host, cfg, params, curves):
             taker, (bound, amount) = u, found
     if taker is None:
         return None
-    # Not from a cache still filling: its value is not measured yet.
-    down = {u: 0 if curves[u].filling else room
-            for u, room in _donor_rooms(host, cfg, curves).items()}
+    down = _probe_donor_rooms(host, cfg, curves)
     donor, amount, loss = _probe_donor(curves, down, taker, amount, params)
     if donor is None or bound - loss * (1 + params.value_band) <= threshold:
         return None
@@ -288,6 +286,37 @@ def _probe(host, cfg, params, curves):
     proposals = {taker: (host.guest(taker).actual_mb + amount, why),
                  donor: (host.guest(donor).actual_mb - amount, why)}
     return model.Plan(host.name, moves=guards.finalize(host, proposals, cfg))
+
+
+def _probe_donor_rooms(host, cfg, curves):
+    """{uuid: MiB each guest may give a probe}.
+
+    What it may give the water-filling or, for a cache still filling
+    into its last free memory, its inactive list too: a slow reader's
+    cache fills the floor margin for as many minutes as its reads take,
+    and a scan whose cliff is measured would wait as long. What those
+    pages served shows in its activations and in what its cache served
+    while it filled, which price the probe (:func:`_probe_loss`). Not a
+    guest that may be in a scan's first pass (its reuse has not shown).
+    """
+    rooms = _donor_rooms(host, cfg, curves)
+    for u, c in curves.items():
+        guest = host.guest(u)
+        if c.filling and not (c.resized > 0 or c.first_pass or c.free_mb
+                              or guest.host_only):
+            inactive = guest.actual_mb - cache_value.kept_mb(
+                guest, cfg, guest.sample.active_file_mb)
+            rooms[u] = max(rooms[u], min(
+                int(inactive), guards.room_down(guest, cfg)))
+    return rooms
+
+
+def _probe_loss(curve, amount_mb):
+    """A probe donor's loss per MiB for ``amount_mb`` (see above)."""
+    loss = curve.probe_loss_at(0, amount_mb)
+    if curve.filling and curve.fill_density is not None:
+        loss = max(loss, curve.fill_density)
+    return loss
 
 
 def _probe_donor(curves, down, taker, amount, params):
@@ -304,7 +333,7 @@ def _probe_donor(curves, down, taker, amount, params):
     if donor is None:
         return None, 0, 0.0
     amount = min(amount, room - room % g_mb)
-    return donor, amount, curves[donor].probe_loss_at(0, amount)
+    return donor, amount, _probe_loss(curves[donor], amount)
 
 
 def _probe_bound(curve, guest, cfg, params):

@@ -28,18 +28,18 @@ def run_cycles(mode, cycles=30):
     return cycles, ex
 
 
-def grown_cache(guest, promoted_mb):
-    """``guest`` whose cache grew by 200 MiB over the rate window.
+def grown_cache(guest, promoted_mb, grew_mb=200):
+    """``guest`` whose cache grew by ``grew_mb`` MiB over the rate window.
 
-    Same counters, but 200 MiB less cache one window ago, of which
+    Same counters, but ``grew_mb`` MiB less cache one window ago, of which
     ``promoted_mb`` were re-read since (active list growth).
     """
     earlier = dataclasses.replace(
         guest.previous,
         active_file_kb=guest.previous.active_file_kb - promoted_mb * 1024,
         inactive_file_kb=guest.previous.inactive_file_kb
-        - (200 - promoted_mb) * 1024,
-        cached_kb=guest.previous.cached_kb - 200 * 1024)
+        - (grew_mb - promoted_mb) * 1024,
+        cached_kb=guest.previous.cached_kb - grew_mb * 1024)
     return dataclasses.replace(guest, previous=earlier)
 
 
@@ -858,6 +858,35 @@ class TestProbe(testtools.TestCase):
         self.assertEqual(128, moves[scan.uuid].delta_mb)
         self.assertEqual(-128, moves[donor.uuid].delta_mb)
         self.assertIn('utility (probe)', moves[scan.uuid].reason)
+
+    def test_a_slow_reader_filling_its_margin_gives_a_probe(self):
+        # A scan whose cliff the counters cannot place, and a neighbour
+        # whose cache holds all it reads (0.35 MiB/s, 20 MiB of the window
+        # kept, no refault): still filling, so it gives the water-filling
+        # only its free memory, none here, for as long as it fills. Its
+        # inactive list served nothing (no activation): a probe takes it.
+        scan = factory.guest(1, read_mb_s=6.0,
+                             refault_s=factory.pages_s(6.0),
+                             read_since_boot_mb=20000)
+        slow = grown_cache(factory.guest(
+            2, active_mb=600, inactive_mb=1192, read_mb_s=0.35,
+            read_since_boot_mb=20000), 0, grew_mb=20)
+        curve = utility.value_curve(slow, CFG)
+        self.assertTrue(curve.filling)
+        self.assertEqual(0, curve.donate_mb)
+        moves = {m.instance: m for m in utility.plan(
+            factory.host([scan, slow]), CFG).moves}
+        self.assertEqual(448, moves[scan.uuid].delta_mb)
+        self.assertEqual(-448, moves[slow.uuid].delta_mb)
+        self.assertIn('utility (probe)', moves[scan.uuid].reason)
+        # Not while it may be a scan's first pass: its reuse has not
+        # shown yet.
+        first = grown_cache(factory.guest(
+            2, active_mb=600, inactive_mb=1192, read_mb_s=0.35), 0,
+            grew_mb=20)
+        self.assertTrue(utility.value_curve(first, CFG).first_pass)
+        self.assertEqual([], utility.plan(
+            factory.host([scan, first]), CFG).moves)
 
     def test_reads_that_did_not_fall_are_not_probed(self):
         self.assertEqual([], self.plan(self.measured(2.0)).moves)
