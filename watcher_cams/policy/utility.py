@@ -291,23 +291,28 @@ def _probe(host, cfg, params, curves):
 def _probe_donor_rooms(host, cfg, curves):
     """{uuid: MiB each guest may give a probe}.
 
-    What it may give the water-filling or, for a cache still filling
-    into its last free memory, its inactive list too: a slow reader's
-    cache fills the floor margin for as many minutes as its reads take,
-    and a scan whose cliff is measured would wait as long. What those
+    What it may give the water-filling, but nothing from a cache still
+    filling (its value is not measured yet) unless it fills only its
+    last free memory, the floor margin: a slow reader fills that for as
+    many minutes as its reads take, and a scan whose cliff is measured
+    would wait as long. Such a cache's inactive list may go: what those
     pages served shows in its activations and in what its cache served
-    while it filled, which price the probe (:func:`_probe_loss`). Not a
-    guest that may be in a scan's first pass (its reuse has not shown).
+    while it filled, which price the probe (:func:`_probe_loss`). Not
+    from a guest that may be in a scan's first pass (its reuse has not
+    shown), nor from one without a guest agent (nothing shows it).
     """
     rooms = _donor_rooms(host, cfg, curves)
     for u, c in curves.items():
+        if not c.filling:
+            continue
         guest = host.guest(u)
-        if c.filling and not (c.resized > 0 or c.first_pass or c.free_mb
-                              or guest.host_only):
+        rooms[u] = 0
+        if not (c.resized > 0 or c.first_pass or c.free_mb
+                or guest.host_only):
             inactive = guest.actual_mb - cache_value.kept_mb(
                 guest, cfg, guest.sample.active_file_mb)
-            rooms[u] = max(rooms[u], min(
-                int(inactive), guards.room_down(guest, cfg)))
+            rooms[u] = max(0, min(int(inactive),
+                                  guards.room_down(guest, cfg)))
     return rooms
 
 
