@@ -274,6 +274,8 @@ def _probe(host, cfg, params, curves):
         return None
     down = _probe_donor_rooms(host, cfg, curves)
     donor, amount, loss = _probe_donor(curves, down, taker, amount, params)
+    # It cannot save more than it reads.
+    bound = min(bound, curves[taker].disk_mb_s / max(amount, 1))
     if donor is None or bound - loss * (1 + params.value_band) <= threshold:
         return None
     # What it costs, at most: the donor's reads the amount may add (for a

@@ -888,6 +888,23 @@ class TestProbe(testtools.TestCase):
         self.assertEqual([], utility.plan(
             factory.host([scan, first]), CFG).moves)
 
+    def test_a_probe_saves_no_more_than_the_guest_reads(self):
+        # Its reads fell from 0.5 to 0.01 MiB/s over the 256 MiB below:
+        # 1.9 MiB/s per GiB, but 64 MiB more can save 0.01 MiB/s at most,
+        # 0.16 per GiB: not worth the donor's 0.11 and the value band.
+        fitted = factory.guest(1, read_mb_s=0.01)
+        measured = remembering(
+            fitted, (2048, 0.0, 64, self.now - 60, 0.01, 3),
+            (1792, 0.0, 64, self.now - 300, 0.5, 3))
+        self.assertEqual([], self.plan(measured).moves)
+        # Reading 0.05 MiB/s (0.8 per GiB at most), it is probed.
+        reads = remembering(
+            factory.guest(1, read_mb_s=0.05),
+            (2048, 0.0, 64, self.now - 60, 0.05, 3),
+            (1792, 0.0, 64, self.now - 300, 0.5, 3))
+        moves = {m.instance: m for m in self.plan(reads).moves}
+        self.assertIn('utility (probe)', moves[self.hot.uuid].reason)
+
     def test_reads_that_did_not_fall_are_not_probed(self):
         self.assertEqual([], self.plan(self.measured(2.0)).moves)
 
