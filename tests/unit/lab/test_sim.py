@@ -12,6 +12,8 @@ from watcher_cams.lab.sim import llc
 from watcher_cams.lab.sim import memory_scenarios as ms
 from watcher_cams.lab.sim import oracle
 from watcher_cams.lab.sim import policies
+from watcher_cams.lab.sim import random_hosts
+from watcher_cams.lab.sim import scenarios
 from watcher_cams.lab.sim import simulate
 from watcher_cams.lab.sim import spec as spec_mod
 from watcher_cams.lab.sim import targets
@@ -466,6 +468,37 @@ class TestAllocatorTargets(testtools.TestCase):
                          entry['sample']['vmstat']['pgpgin'])
         view = report.parse_host(host.report())
         self.assertTrue(all(g.host_only for g in view.guests))
+
+    def test_random_hosts_are_drawn_again_from_their_seed(self):
+        self.assertEqual(random_hosts.spec(7), random_hosts.spec(7))
+        self.assertNotEqual(random_hosts.spec(7), random_hosts.spec(8))
+        patterns, changes = set(), 0
+        for seed in random_hosts.SEEDS:
+            spec = spec_mod.validate(random_hosts.spec(seed))
+            self.assertEqual('random-%d' % seed, spec['name'])
+            self.assertTrue(2 <= len(spec['guests']) <= 5)
+            for guest in spec['guests']:
+                patterns.update(p['pattern'] for p in guest['phases'])
+                changes += len(guest['phases']) > 1
+        # The seeds draw every kind of the allocator points, phase
+        # changes too.
+        self.assertEqual({'hot_cold', 'uniform', 'scan', 'idle'}, patterns)
+        self.assertGreater(changes, 0)
+        self.assertEqual(len(random_hosts.spec(18)['guests']),
+                         len(random_hosts.describe(random_hosts.spec(18))))
+
+    def test_random_hosts_are_checked_as_the_allocator_points(self):
+        scenario = scenarios.named('random-hosts')[0]
+        self.assertEqual(len(random_hosts.SEEDS), len(scenario.points))
+        rows = [dict(r, scenario='random-hosts') for r in
+                TestAllocatorTargets.rows(
+                    'seed-1', static=(120, 0), oracle=(100, 0),
+                    utility=(110, 256), **{'cams-paper': (105, 512)})]
+        found = {name: ok for name, ok, _ in targets.check(rows, {})}
+        self.assertFalse(found['random-hosts: utility reads at most 1.05x '
+                               'the oracle at every point'])
+        self.assertTrue(found['random-hosts: utility reads no more than '
+                              'static at every point'])
 
     def test_the_points_build_and_name_their_guests(self):
         for point in ms.ALLOCATOR_POINTS:

@@ -29,18 +29,18 @@ CAMS_PAPER = {
 def cams_spec(ratio, range_gb, duration_s=7200, warmup_s=2400):
     """The CAMS evaluation host at one grid point."""
     committed = 384
-    vm = {'max_mb': 7168, 'size_mb': 3840}
+    sizes = {'max_mb': 7168, 'size_mb': 3840}
     return {
         'name': 'cams-r%d-%dg' % (ratio, range_gb),
         'block_kb': 2048, 'cycle_s': 30, 'rate_window_s': 300,
         'duration_s': duration_s, 'warmup_s': warmup_s,
         'host': {'ram_mb': 8192, 'reserved_mb': 512},
         'guests': [
-            dict(vm, name='vm1', phases=[{
+            dict(sizes, name='vm1', phases=[{
                 'pattern': 'hot_cold', 'range_mb': range_gb * GB,
                 'rate_mb_s': CAMS_VM2_MB_S / ratio,
                 'committed_mb': committed}]),
-            dict(vm, name='vm2', phases=[{
+            dict(sizes, name='vm2', phases=[{
                 'pattern': 'uniform', 'range_mb': 1024 * GB,
                 'rate_mb_s': CAMS_VM2_MB_S, 'committed_mb': committed}]),
         ],
@@ -84,15 +84,15 @@ def margin_spec(files, rate_mb_s=40.0):
     busy = dict(mem, pattern='uniform', range_mb=files, rate_mb_s=rate_mb_s,
                 duration_s=phase)
     idle = dict(mem, pattern='idle', duration_s=phase)
-    vm = {'max_mb': 3072, 'size_mb': 1536}
+    sizes = {'max_mb': 3072, 'size_mb': 1536}
     return {
         'name': 'margin-%d' % files, 'block_kb': 4096, 'cycle_s': 5,
         'duration_s': 3 * phase, 'warmup_s': 0,
         'host': {'ram_mb': 4096, 'reserved_mb': 512, 'disk_mb_s': 100},
         'guests': [
-            dict(vm, name='vm-a', phases=[busy, idle], seed=1),
-            dict(vm, name='vm-b', phases=[idle, dict(busy, offset_mb=20000),
-                                          idle], seed=2),
+            dict(sizes, name='vm-a', phases=[busy, idle], seed=1),
+            dict(sizes, name='vm-b',
+                 phases=[idle, dict(busy, offset_mb=20000), idle], seed=2),
         ],
     }
 
@@ -120,14 +120,14 @@ KSM_SCALE = ('one host of the paper\'s two, 3 guests (base 2048 MiB, max '
 
 
 def ksm_spec(tenancy):
-    vm = {'max_mb': 2304, 'size_mb': 2048, 'base_mb': 2048,
-          'shared_mb': 700}
+    sizes = {'max_mb': 2304, 'size_mb': 2048, 'base_mb': 2048,
+             'shared_mb': 700}
     if tenancy == 'single':
         loads = [('hot_cold', 5800, 20.0)] * 3
     else:
         loads = [('hot_cold', 3000, 20.0), ('uniform', 400 * GB, 20.0),
                  ('idle', 0, 0.0)]
-    guests = [dict(vm, name='vm%d' % (i + 1), phases=[{
+    guests = [dict(sizes, name='vm%d' % (i + 1), phases=[{
         'pattern': p, 'range_mb': r, 'rate_mb_s': rate,
         'committed_mb': 1200}]) for i, (p, r, rate) in enumerate(loads)]
     return {
@@ -168,7 +168,7 @@ def real_lab_spec(hot_prob, data_mb=3072, reads_per_s=100, block_kb=64,
     """
     rate = reads_per_s * block_kb / KB
     mem = {'committed_mb': 170, 'used_mb': 170}
-    vm = {'max_mb': 1280, 'size_mb': 640}
+    sizes = {'max_mb': 1280, 'size_mb': 640}
     return {
         'name': 'real-lab-%d%s' % (round(hot_prob * 100),
                                    '-cloud' if cloud else ''),
@@ -183,10 +183,10 @@ def real_lab_spec(hot_prob, data_mb=3072, reads_per_s=100, block_kb=64,
         'host': {'ram_mb': 1280 + 512, 'reserved_mb': 512,
                  'shadow_factor': 8},
         'guests': [
-            dict(vm, name='hotcold', phases=[dict(
+            dict(sizes, name='hotcold', phases=[dict(
                 mem, pattern='hot_cold', range_mb=data_mb, rate_mb_s=rate,
                 hot_fraction=0.2, hot_share=hot_prob)]),
-            dict(vm, name='random', phases=[dict(
+            dict(sizes, name='random', phases=[dict(
                 mem, pattern='uniform', range_mb=data_mb, rate_mb_s=rate)]),
         ],
     }
@@ -201,7 +201,7 @@ ALLOCATOR_POINTS = ('phase-change', 'big-hot-set', 'mixed-12', 'shifting-4',
                     'two-hot-sets', 'long-scan')
 
 
-def _allocator_host(name, ram_mb, guests):
+def allocator_host(name, ram_mb, guests):
     return {'name': name, 'block_kb': 1024, 'cycle_s': 60,
             'duration_s': 7200, 'warmup_s': 1200,
             'host': {'ram_mb': ram_mb + 512, 'reserved_mb': 512,
@@ -209,13 +209,13 @@ def _allocator_host(name, ram_mb, guests):
             'guests': guests}
 
 
-def _vm(name, size_mb, max_mb, *phases, used_mb=256):
+def vm(name, size_mb, max_mb, *phases, used_mb=256):
     return {'name': name, 'size_mb': size_mb, 'max_mb': max_mb,
             'phases': [dict(p, committed_mb=used_mb, used_mb=used_mb)
                        for p in phases]}
 
 
-def _reader(pattern, range_mb, rate_mb_s, duration_s=None, **kw):
+def reader(pattern, range_mb, rate_mb_s, duration_s=None, **kw):
     phase = dict(kw, pattern=pattern, range_mb=range_mb, rate_mb_s=rate_mb_s)
     if duration_s is not None:
         phase['duration_s'] = duration_s
@@ -226,40 +226,40 @@ def _phase_change():
     # Three guests share 4 GiB; after an hour the hot/cold reader and the
     # uniform one swap workloads; a scan that fits runs throughout.
     hour = 3600
-    hot = _reader('hot_cold', 4096, 6.0, hour, hot_share=0.9)
-    far = _reader('uniform', 65536, 6.0, hour)
-    return _allocator_host('phase-change', 4096, [
-        _vm('a', 1365, 3072, hot, far),
-        _vm('b', 1365, 3072, far, hot),
-        _vm('scan', 1366, 3072, _reader('scan', 900, 4.0))])
+    hot = reader('hot_cold', 4096, 6.0, hour, hot_share=0.9)
+    far = reader('uniform', 65536, 6.0, hour)
+    return allocator_host('phase-change', 4096, [
+        vm('a', 1365, 3072, hot, far),
+        vm('b', 1365, 3072, far, hot),
+        vm('scan', 1366, 3072, reader('scan', 900, 4.0))])
 
 
 def _big_hot_set():
     # The hot fifth (1,638 MiB) is more than the active list of any cache
     # this guest can have at its static size.
-    return _allocator_host('big-hot-set', 4096, [
-        _vm('hotcold', 2048, 3584,
-            _reader('hot_cold', 8192, 8.0, hot_share=0.9)),
-        _vm('uniform', 2048, 3584, _reader('uniform', 65536, 8.0))])
+    return allocator_host('big-hot-set', 4096, [
+        vm('hotcold', 2048, 3584,
+            reader('hot_cold', 8192, 8.0, hot_share=0.9)),
+        vm('uniform', 2048, 3584, reader('uniform', 65536, 8.0))])
 
 
 def _mixed_12():
-    return _allocator_host('mixed-12', 16384, [
-        _vm('hotcold-a', 1365, 4096,
-            _reader('hot_cold', 8192, 6.0, hot_share=0.9)),
-        _vm('hotcold-b', 1365, 4096,
-            _reader('hot_cold', 4096, 3.0, hot_share=0.8)),
-        _vm('hotcold-small', 1365, 4096,
-            _reader('hot_cold', 1024, 2.0, hot_share=0.9)),
-        _vm('scan-fits', 1365, 4096, _reader('scan', 2700, 10.0)),
-        _vm('scan-too-big', 1365, 4096, _reader('scan', 20480, 10.0)),
-        _vm('uniform-2g', 1365, 4096, _reader('uniform', 2048, 3.0)),
-        _vm('uniform-8g', 1365, 4096, _reader('uniform', 8192, 3.0)),
-        _vm('uniform-64g', 1365, 4096, _reader('uniform', 65536, 6.0)),
-        _vm('uniform-4g', 1365, 4096, _reader('uniform', 4096, 1.0)),
-        _vm('idle-a', 1365, 4096, {'pattern': 'idle'}, used_mb=512),
-        _vm('idle-b', 1365, 4096, {'pattern': 'idle'}, used_mb=768),
-        _vm('idle-c', 1369, 4096, {'pattern': 'idle'}, used_mb=384)])
+    return allocator_host('mixed-12', 16384, [
+        vm('hotcold-a', 1365, 4096,
+            reader('hot_cold', 8192, 6.0, hot_share=0.9)),
+        vm('hotcold-b', 1365, 4096,
+            reader('hot_cold', 4096, 3.0, hot_share=0.8)),
+        vm('hotcold-small', 1365, 4096,
+            reader('hot_cold', 1024, 2.0, hot_share=0.9)),
+        vm('scan-fits', 1365, 4096, reader('scan', 2700, 10.0)),
+        vm('scan-too-big', 1365, 4096, reader('scan', 20480, 10.0)),
+        vm('uniform-2g', 1365, 4096, reader('uniform', 2048, 3.0)),
+        vm('uniform-8g', 1365, 4096, reader('uniform', 8192, 3.0)),
+        vm('uniform-64g', 1365, 4096, reader('uniform', 65536, 6.0)),
+        vm('uniform-4g', 1365, 4096, reader('uniform', 4096, 1.0)),
+        vm('idle-a', 1365, 4096, {'pattern': 'idle'}, used_mb=512),
+        vm('idle-b', 1365, 4096, {'pattern': 'idle'}, used_mb=768),
+        vm('idle-c', 1369, 4096, {'pattern': 'idle'}, used_mb=384)])
 
 
 def _shifting_4():
@@ -267,33 +267,33 @@ def _shifting_4():
     # database that fits in 2.4 GiB, a batch scan a little larger than its
     # cache and a log reader over 100 GB.
     web = dict(hot_share=0.85)
-    return _allocator_host('shifting-4', 6144, [
-        _vm('web', 1536, 4096, _reader('hot_cold', 6144, 5.0, 2400, **web),
+    return allocator_host('shifting-4', 6144, [
+        vm('web', 1536, 4096, reader('hot_cold', 6144, 5.0, 2400, **web),
             dict(pattern='idle', duration_s=2400),
-            _reader('hot_cold', 6144, 5.0, **web), used_mb=384),
-        _vm('db', 1536, 4096, _reader('uniform', 2400, 4.0), used_mb=512),
-        _vm('batch', 1536, 4096, _reader('scan', 1800, 6.0)),
-        _vm('logs', 1536, 4096, _reader('uniform', 100000, 8.0))])
+            reader('hot_cold', 6144, 5.0, **web), used_mb=384),
+        vm('db', 1536, 4096, reader('uniform', 2400, 4.0), used_mb=512),
+        vm('batch', 1536, 4096, reader('scan', 1800, 6.0)),
+        vm('logs', 1536, 4096, reader('uniform', 100000, 8.0))])
 
 
 def _two_hot_sets():
     # Two hot/cold readers: one whose hot set is small and hot, one whose
     # hot set is larger than its static cache.
-    return _allocator_host('two-hot-sets', 4096, [
-        _vm('small-hot', 2048, 3584,
-            _reader('hot_cold', 4096, 6.0, hot_share=0.95), used_mb=300),
-        _vm('large-hot', 2048, 3584,
-            _reader('hot_cold', 12000, 6.0, hot_share=0.7), used_mb=300)])
+    return allocator_host('two-hot-sets', 4096, [
+        vm('small-hot', 2048, 3584,
+            reader('hot_cold', 4096, 6.0, hot_share=0.95), used_mb=300),
+        vm('large-hot', 2048, 3584,
+            reader('hot_cold', 12000, 6.0, hot_share=0.7), used_mb=300)])
 
 
 def _long_scan():
     # A scan that fits only in twice its cache, beyond one probe's step,
     # beside a reader over far more data and a hot/cold reader.
-    return _allocator_host('long-scan', 4608, [
-        _vm('scan', 1536, 4096, _reader('scan', 3000, 6.0)),
-        _vm('far', 1536, 4096, _reader('uniform', 65536, 6.0)),
-        _vm('hot', 1536, 4096,
-            _reader('hot_cold', 2048, 4.0, hot_share=0.9))])
+    return allocator_host('long-scan', 4608, [
+        vm('scan', 1536, 4096, reader('scan', 3000, 6.0)),
+        vm('far', 1536, 4096, reader('uniform', 65536, 6.0)),
+        vm('hot', 1536, 4096,
+            reader('hot_cold', 2048, 4.0, hot_share=0.9))])
 
 
 ALLOCATOR_BUILDERS = {

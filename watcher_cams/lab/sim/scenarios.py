@@ -10,6 +10,7 @@ from watcher_cams.lab.sim import experiment
 from watcher_cams.lab.sim import lfu
 from watcher_cams.lab.sim import llc
 from watcher_cams.lab.sim import memory_scenarios as ms
+from watcher_cams.lab.sim import random_hosts
 from watcher_cams.lab.sim import spec as spec_mod
 
 KB = 1024
@@ -229,6 +230,17 @@ def allocator():
         strategies=('static', 'sms', 'cams-paper', 'utility', 'oracle'))
 
 
+def random_hosts_scenario():
+    pts = [experiment.Point('seed-%d' % seed, {'seed': seed},
+                            spec_mod.validate(random_hosts.spec(seed)))
+           for seed in random_hosts.SEEDS]
+    return AllocatorScenario(
+        'random-hosts', 'The allocator on random hosts (random_hosts.py)',
+        'no paper: the allocator checks on hosts drawn at random',
+        random_hosts.SCALE, pts,
+        strategies=('static', 'cams-paper', 'utility', 'oracle'))
+
+
 class AgentlessScenario(MemoryScenario):
     """Each point with and without guest agents: the share of gain kept."""
 
@@ -388,6 +400,7 @@ BUILT_IN = {
     'llc': LlcScenario,
     'real-lab': real_lab,
     'allocator': allocator,
+    'random-hosts': random_hosts_scenario,
     'agentless': agentless,
 }
 GROUPS = {
