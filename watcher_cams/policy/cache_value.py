@@ -103,6 +103,10 @@ class ValueCurve:
         smaller size covered the memory given, or where the disk reads
         measured at a smaller size say so.
         """
+        if self.quiet and given_mb + amount_mb <= self.free_mb:
+            # Memory its cache never filled, in a guest that reads
+            # nothing: no read needs it, whatever it was worth before.
+            return 0.0
         top = self.size_mb - given_mb
         loss = self.loss_density
         for seen in self.seen:
