@@ -45,6 +45,10 @@ STATE_KEY = mrc.STATE_KEY
 HOST_MEASURED = 'host-measured'
 GUEST_REPORTED = 'guest-reported'
 PROBE = 'probe'
+# Share of its reads a guest refaults, none activated, from which it is no
+# donor while its cliff is unplaced (a probe needs 1 - mrc.NOISE_SHARE): a
+# scan refaults that much only a window after it began to.
+DONOR_SHARE = 0.25
 
 
 @dataclasses.dataclass(frozen=True)
@@ -134,9 +138,16 @@ def _moves(host, cfg, params, curves):
 
 
 def _donor_rooms(host, cfg, curves):
-    """{uuid: MiB each guest may give}: 0 for one whose grow still echoes."""
+    """{uuid: MiB each guest may give}.
+
+    0 for one whose grow still echoes, and for one whose reuse lies
+    beyond its cache, nobody knows where (:func:`_cliff_unplaced`):
+    shrunk, its shadow entries would no longer reach that reuse, and
+    nothing would show it again.
+    """
     return {u: min(c.donate_mb, guards.room_down(host.guest(u), cfg))
-            if c.resized <= 0 else 0 for u, c in curves.items()}
+            if c.resized <= 0 and not _cliff_unplaced(c, DONOR_SHARE)
+            else 0 for u, c in curves.items()}
 
 
 def _cheapest_probe_donor(curves, down, need_mb, taker):
@@ -373,16 +384,17 @@ def _probe_bound(curve, guest, cfg, params):
     return curve.refault_mb_s / step, step
 
 
-def _cliff_unplaced(curve):
+def _cliff_unplaced(curve, share=1 - mrc.NOISE_SHARE):
     """Whether the guest's reuse lies beyond its cache, nobody knows where.
 
-    Its reads are all refaults beyond its active list (none activated),
-    and no larger size was measured: a scan larger than its cache, whose
-    cliff lies within the shadow entries' reach. The refault model spreads
-    that over all the reach (next to nothing per MiB), but the memory it
-    has is what the cliff is measured from: it is no donor for a tie.
+    Its reads are all refaults (``share`` of them, give or take) beyond
+    its active list (none activated), and no larger size was measured: a
+    scan larger than its cache, whose cliff lies within the shadow
+    entries' reach. The refault model spreads that over all the reach
+    (next to nothing per MiB), but the memory it has is what the cliff is
+    measured from: it is no donor (:func:`_donor_rooms`).
     """
-    return not (curve.refault_mb_s < (1 - mrc.NOISE_SHARE) * curve.disk_mb_s
+    return not (curve.refault_mb_s < share * curve.disk_mb_s
                 or curve.activate_mb_s > mrc.NOISE_SHARE * curve.refault_mb_s
                 or curve.disk_mb_s <= 0
                 or any(x.size_mb > curve.size_mb for x in curve.seen))

@@ -905,6 +905,32 @@ class TestProbe(testtools.TestCase):
         moves = {m.instance: m for m in self.plan(reads).moves}
         self.assertIn('utility (probe)', moves[self.hot.uuid].reason)
 
+    def test_a_scan_that_began_to_refault_is_no_donor(self):
+        # A third of its reads refault, none activated: a scan whose
+        # first pass just ended, its reuse somewhere within its shadow
+        # entries' reach. Shrunk, they would no longer reach it: it keeps
+        # what it has, though its refaults spread over that reach price
+        # its memory far below the taker's.
+        taker = factory.guest(1, read_mb_s=6.0,
+                              refault_s=factory.pages_s(4.0),
+                              activate_s=factory.pages_s(1.0))
+        scan = factory.guest(2, read_mb_s=6.0,
+                             refault_s=factory.pages_s(2.0),
+                             read_since_boot_mb=20000)
+        curve = utility.value_curve(scan, CFG)
+        self.assertLess(curve.loss_at(0, 64) * 1024, 0.2)
+        self.assertEqual([], utility.plan(
+            factory.host([taker, scan]), CFG).moves)
+        # Re-reads within its cache too (activations): pages re-read by
+        # chance, as a uniform reader's are. It gives.
+        uniform = factory.guest(2, read_mb_s=6.0,
+                                refault_s=factory.pages_s(2.0),
+                                activate_s=factory.pages_s(0.5),
+                                read_since_boot_mb=20000)
+        moves = {m.instance: m.delta_mb for m in utility.plan(
+            factory.host([taker, uniform]), CFG).moves}
+        self.assertLess(moves[uniform.uuid], 0)
+
     def test_reads_that_did_not_fall_are_not_probed(self):
         self.assertEqual([], self.plan(self.measured(2.0)).moves)
 
