@@ -45,9 +45,9 @@ STATE_KEY = mrc.STATE_KEY
 HOST_MEASURED = 'host-measured'
 GUEST_REPORTED = 'guest-reported'
 PROBE = 'probe'
-# Share of its reads a guest refaults, none activated, from which it is no
-# donor while its cliff is unplaced (a probe needs 1 - mrc.NOISE_SHARE): a
-# scan refaults that much only a window after it began to.
+# Share of its reads a guest refaults, none activated, from which its
+# unplaced cliff prices what it gives (a probe needs 1 - mrc.NOISE_SHARE):
+# a scan refaults all it reads only a window after it began to.
 DONOR_SHARE = 0.25
 
 
@@ -138,16 +138,9 @@ def _moves(host, cfg, params, curves):
 
 
 def _donor_rooms(host, cfg, curves):
-    """{uuid: MiB each guest may give}.
-
-    0 for one whose grow still echoes, and for one whose reuse lies
-    beyond its cache, nobody knows where (:func:`_cliff_unplaced`):
-    shrunk, its shadow entries would no longer reach that reuse, and
-    nothing would show it again.
-    """
+    """{uuid: MiB each guest may give}: 0 for one whose grow still echoes."""
     return {u: min(c.donate_mb, guards.room_down(host.guest(u), cfg))
-            if c.resized <= 0 and not _cliff_unplaced(c, DONOR_SHARE)
-            else 0 for u, c in curves.items()}
+            if c.resized <= 0 else 0 for u, c in curves.items()}
 
 
 def _cheapest_probe_donor(curves, down, need_mb, taker):
@@ -377,11 +370,42 @@ def _probe_bound(curve, guest, cfg, params):
         return slope, g_mb
     if guest.host_only:
         return host_only.explore_bound(curve, params)
-    step = min(room, max(g_mb, guest.sample.file_lru_mb // 4))
-    step -= step % g_mb
+    step = _cliff_step(guest, cfg, params)
     if not _cliff_unplaced(curve):
         return None
     return curve.refault_mb_s / step, step
+
+
+def _cliff_step(guest, cfg, params):
+    """MiB a probe toward an unplaced cliff tries: a quarter of its cache.
+
+    At least a granule, at most what it may grow (0: nothing).
+    """
+    g_mb = params.granule_mb
+    step = min(guards.room_up(guest, cfg),
+               max(g_mb, guest.sample.file_lru_mb // 4))
+    return max(0, step - step % g_mb)
+
+
+def _cliffs_priced(host, cfg, params, curves):
+    """``curves``, an unplaced cliff pricing what its guest would give.
+
+    A guest whose reads refault beyond its active list (DONOR_SHARE of
+    them or more) and that was never measured larger has its reuse
+    somewhere within its shadow entries' reach; the refault model spreads
+    that over all the reach (next to nothing per MiB). Shrunk, its shadow
+    entries would no longer reach that reuse, and nothing would show it
+    again: what it gives costs, per MiB, what a probe toward it is valued
+    at (its refaults over one step). Not once it may not grow: its reuse
+    lies beyond what it can have.
+    """
+    out = dict(curves)
+    for u, c in curves.items():
+        step = _cliff_step(host.guest(u), cfg, params)
+        if step and _cliff_unplaced(c, DONOR_SHARE):
+            out[u] = dataclasses.replace(c, loss_density=max(
+                c.loss_density, c.refault_mb_s / step))
+    return out
 
 
 def _cliff_unplaced(curve, share=1 - mrc.NOISE_SHARE):
@@ -392,7 +416,7 @@ def _cliff_unplaced(curve, share=1 - mrc.NOISE_SHARE):
     scan larger than its cache, whose cliff lies within the shadow
     entries' reach. The refault model spreads that over all the reach
     (next to nothing per MiB), but the memory it has is what the cliff is
-    measured from: it is no donor (:func:`_donor_rooms`).
+    measured from (:func:`_cliffs_priced`).
     """
     return not (curve.refault_mb_s < share * curve.disk_mb_s
                 or curve.activate_mb_s > mrc.NOISE_SHARE * curve.refault_mb_s
@@ -427,6 +451,7 @@ def plan(host: model.HostView, cfg: guards.GuardConfig,
         if curve is not None:
             curves[g.uuid] = curve
     states = _remember(host, curves)
+    curves = _cliffs_priced(host, cfg, params, curves)
     delta, saved, measured = _moves(host, cfg, params, curves)
     if not any(delta.values()):
         other = (_probe(host, cfg, params, curves)

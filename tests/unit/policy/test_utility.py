@@ -304,11 +304,12 @@ class TestUtilityPlan(testtools.TestCase):
         # its counters value the next MiB at nothing, but while its cache
         # fills what it was given five minutes ago it re-reads 150 MiB a
         # minute of what it cached. The donor's cache is full and its
-        # refaults say its memory is worth little.
-        donor = factory.guest(1, active_mb=100, inactive_mb=1692,
+        # refaults say its memory is worth little (a uniform reader over
+        # far more data: some of what it cached is re-read by chance).
+        donor = factory.guest(1, active_mb=800, inactive_mb=992,
                               read_mb_s=8.0,
                               refault_s=factory.pages_s(2.0),
-                              activate_s=factory.pages_s(0.01),
+                              activate_s=factory.pages_s(0.3),
                               read_since_boot_mb=20000)
         taker = factory.guest(2, active_mb=1400, inactive_mb=392,
                               read_mb_s=5.0)
@@ -908,9 +909,11 @@ class TestProbe(testtools.TestCase):
     def test_a_scan_that_began_to_refault_is_no_donor(self):
         # A third of its reads refault, none activated: a scan whose
         # first pass just ended, its reuse somewhere within its shadow
-        # entries' reach. Shrunk, they would no longer reach it: it keeps
-        # what it has, though its refaults spread over that reach price
-        # its memory far below the taker's.
+        # entries' reach. Shrunk, they would no longer reach it: what it
+        # gives costs what a probe toward it is worth (2 MiB/s over a
+        # quarter of its cache: 4.6 MiB/s per GiB, above the taker's
+        # 1.1), though its refaults spread over that reach price its
+        # memory far below the taker's.
         taker = factory.guest(1, read_mb_s=6.0,
                               refault_s=factory.pages_s(4.0),
                               activate_s=factory.pages_s(1.0))
@@ -921,6 +924,14 @@ class TestProbe(testtools.TestCase):
         self.assertLess(curve.loss_at(0, 64) * 1024, 0.2)
         self.assertEqual([], utility.plan(
             factory.host([taker, scan]), CFG).moves)
+        # Grown as far as it may, its reuse lies beyond what it can have:
+        # it gives.
+        largest = factory.guest(2, max_mb=2048, read_mb_s=6.0,
+                                refault_s=factory.pages_s(2.0),
+                                read_since_boot_mb=20000)
+        moves = {m.instance: m.delta_mb for m in utility.plan(
+            factory.host([taker, largest]), CFG).moves}
+        self.assertLess(moves[largest.uuid], 0)
         # Re-reads within its cache too (activations): pages re-read by
         # chance, as a uniform reader's are. It gives.
         uniform = factory.guest(2, read_mb_s=6.0,
