@@ -254,7 +254,12 @@ def _measured_slope_below(curve):
     below = [x for x in curve.seen[1:] if x.size_mb < curve.size_mb]
     if here is None or not below:
         return None
-    return curve.measured_slope(here, max(below, key=lambda x: x.size_mb))
+    nearest = max(below, key=lambda x: x.size_mb)
+    if nearest.disk_mb_s - here.disk_mb_s < mrc.NOISE_SHARE * (
+            nearest.disk_mb_s):
+        # Within the disk rates' noise: no evidence of a slope.
+        return None
+    return curve.measured_slope(here, nearest)
 
 
 def _probe(host, cfg, params, curves):
