@@ -243,21 +243,21 @@ def _filling_what_it_was_given(curve):
             and curve.last_resize is not None and curve.last_resize[1] > 0)
 
 
-def _measured_slope_below(curve):
+def _measured_slope_below(curve, noise_share):
     """Reads saved per MiB from the nearest smaller measured size, or None.
 
     Between that size and this one: an upper bound of the next MiB's worth
     on a concave curve, and the best local guess where the counters cannot
-    see (a hot set larger than the active list).
+    see (a hot set larger than the active list). None too when the reads
+    fell by less than ``noise_share`` of them: within the disk rates'
+    noise, no evidence of a slope.
     """
     here = curve.here
     below = [x for x in curve.seen[1:] if x.size_mb < curve.size_mb]
     if here is None or not below:
         return None
     nearest = max(below, key=lambda x: x.size_mb)
-    if nearest.disk_mb_s - here.disk_mb_s < mrc.NOISE_SHARE * (
-            nearest.disk_mb_s):
-        # Within the disk rates' noise: no evidence of a slope.
+    if nearest.disk_mb_s - here.disk_mb_s < noise_share * nearest.disk_mb_s:
         return None
     return curve.measured_slope(here, nearest)
 
@@ -367,7 +367,10 @@ def _probe_bound(curve, guest, cfg, params):
     room = guards.room_up(guest, cfg)
     if curve.resized or curve.filling or room < g_mb:
         return None
-    slope = _measured_slope_below(curve)
+    # A guest without an agent has nothing else to go by, and its probes'
+    # steps grow until a slope shows (host_only.next_step_mb).
+    slope = _measured_slope_below(
+        curve, 0.0 if guest.host_only else mrc.NOISE_SHARE)
     if slope is not None and slope > curve.density_at(0)[0] * (
             1 + params.value_band):
         if guest.host_only:

@@ -945,6 +945,15 @@ class TestProbe(testtools.TestCase):
     def test_reads_that_did_not_fall_are_not_probed(self):
         self.assertEqual([], self.plan(self.measured(2.0)).moves)
 
+    def test_reads_that_fell_within_their_noise_are_not_probed(self):
+        # 2.15 MiB/s at 1792 MiB, 2.0 at 2048: 0.6 MiB/s per GiB, above
+        # the donor's 0.11, but 7% of what it reads, within a disk rate's
+        # noise (mrc.NOISE_SHARE): probes on such slopes go back and
+        # forth between two guests.
+        self.assertEqual([], self.plan(self.measured(2.15)).moves)
+        moves = {m.instance: m for m in self.plan(self.measured(2.4)).moves}
+        self.assertIn('utility (probe)', moves[self.hot.uuid].reason)
+
     def test_only_from_a_donor_whose_loss_is_lower(self):
         # 2 MiB/s per GiB measured; the other's counters say 2.2.
         worth = factory.guest(2, read_mb_s=3.0,
