@@ -16,7 +16,7 @@ A plan, per host and audit cycle, tries in turn:
    beats the loss by ``value_band`` (relative) and ``min_value`` (MiB/s
    per GiB): with a large enough step this lands where paper mode creeps
    in fixed steps, and the next cycle re-measures.
-2. A probe (:func:`_probe`): one bounded step toward a guest whose
+2. A probe (:func:`probes.probe`): one bounded step toward a guest whose
    measured reads fell more per MiB than its counters say, or whose reads
    are all refaults beyond its active list, measured next cycle.
 3. A tie broken by paper mode's steps (:func:`_tie_break`), where the
@@ -37,6 +37,7 @@ from watcher_cams.policy import guards
 from watcher_cams.policy import host_only
 from watcher_cams.policy import model
 from watcher_cams.policy import mrc
+from watcher_cams.policy import probes
 
 # Key of this policy's part of a guest's policy state.
 STATE_KEY = mrc.STATE_KEY
@@ -44,7 +45,7 @@ STATE_KEY = mrc.STATE_KEY
 # at sizes the guest held, the guest's own counters, or a probe.
 HOST_MEASURED = 'host-measured'
 GUEST_REPORTED = 'guest-reported'
-PROBE = 'probe'
+PROBE = probes.PROBE
 # Share of its reads a guest refaults, none activated, from which its
 # unplaced cliff prices what it gives (a probe needs 1 - mrc.NOISE_SHARE):
 # a scan refaults all it reads only a window after it began to.
@@ -143,22 +144,6 @@ def _donor_rooms(host, cfg, curves):
             if c.resized <= 0 else 0 for u, c in curves.items()}
 
 
-def _cheapest_probe_donor(curves, down, need_mb, taker):
-    """(uuid, loss per MiB, MiB it may give) for a probe of ``need_mb``.
-
-    The guest other than ``taker`` that can give ``need_mb`` at the least
-    loss, priced by ValueCurve.probe_loss_at (a loss never measured by its
-    exploration prior); Nones when none can.
-    """
-    donor, loss, room = None, 0.0, 0
-    for u in sorted(curves):
-        if u != taker and down[u] >= need_mb:
-            u_loss = _probe_loss(curves[u], need_mb)
-            if donor is None or u_loss < loss:
-                donor, loss, room = u, u_loss, down[u]
-    return donor, loss, room
-
-
 def _tie_break(host, cfg, params, curves):
     """CAMS's steps where the refault values do not say otherwise."""
     # Paper mode's own steps; where those no longer fit (the last granules
@@ -195,7 +180,7 @@ def _tie_allowed(taker, donor, amounts_mb, params):
     threshold = params.min_value / 1024.0
     if taker is None or donor is None or taker.resized < 0 or (
             donor.resized > 0 or donor.first_pass
-            or _cliff_unplaced(donor)):
+            or probes.cliff_unplaced(donor)):
         return False
     if donor.quiet and taker.free_mb >= params.granule_mb:
         # An idle guest's memory is kept for its return, unless a taker
@@ -243,158 +228,6 @@ def _filling_what_it_was_given(curve):
             and curve.last_resize is not None and curve.last_resize[1] > 0)
 
 
-def _measured_slope_below(curve, noise_share):
-    """Reads saved per MiB from the nearest smaller measured size, or None.
-
-    Between that size and this one: an upper bound of the next MiB's worth
-    on a concave curve, and the best local guess where the counters cannot
-    see (a hot set larger than the active list). None too when the reads
-    fell by less than ``noise_share`` of them: within the disk rates'
-    noise, no evidence of a slope.
-    """
-    here = curve.here
-    below = [x for x in curve.seen[1:] if x.size_mb < curve.size_mb]
-    if here is None or not below:
-        return None
-    nearest = max(below, key=lambda x: x.size_mb)
-    if nearest.disk_mb_s - here.disk_mb_s < noise_share * nearest.disk_mb_s:
-        return None
-    return curve.measured_slope(here, nearest)
-
-
-def _probe(host, cfg, params, curves):
-    """A bounded step toward a guest worth more than its counters say, or None.
-
-    Where the step goes and how large it is: :func:`_probe_bound`.
-
-    Bounded: one step per host and cycle, from the donor whose loss is
-    lowest and only while the measured bound beats it. The next clean
-    window measures the new size: reads that fell bear the probe out and
-    the next one may follow; reads that did not make the granule the
-    cheapest memory this guest has, and the water-filling takes it back.
-    """
-    threshold = params.min_value / 1024.0
-    taker, bound, amount = None, 0.0, 0
-    for u, c in sorted(curves.items()):
-        found = _probe_bound(c, host.guest(u), cfg, params)
-        if found is not None and found[0] > bound:
-            taker, (bound, amount) = u, found
-    if taker is None:
-        return None
-    down = _probe_donor_rooms(host, cfg, curves)
-    donor, amount, loss = _probe_donor(curves, down, taker, amount, params)
-    # It cannot save more than it reads.
-    bound = min(bound, curves[taker].disk_mb_s / max(amount, 1))
-    if donor is None or bound - loss * (1 + params.value_band) <= threshold:
-        return None
-    # What it costs, at most: the donor's reads the amount may add (for a
-    # guest without an agent never measured smaller, an estimate).
-    known = curves[donor].loss_at(0, amount) != host_only.UNKNOWN
-    why = ('utility (%s): measured up to %.3f MiB/s per GiB, the donor '
-           '%.3f; costs %s %.3f MiB/s of reads'
-           % (PROBE, bound * 1024, loss * 1024,
-              'at most' if known else 'an estimated', loss * amount))
-    proposals = {taker: (host.guest(taker).actual_mb + amount, why),
-                 donor: (host.guest(donor).actual_mb - amount, why)}
-    return model.Plan(host.name, moves=guards.finalize(host, proposals, cfg))
-
-
-def _probe_donor_rooms(host, cfg, curves):
-    """{uuid: MiB each guest may give a probe}.
-
-    What it may give the water-filling, but nothing from a cache still
-    filling (its value is not measured yet) unless it fills only its
-    last free memory, the floor margin: a slow reader fills that for as
-    many minutes as its reads take, and a scan whose cliff is measured
-    would wait as long. Such a cache's inactive list may go: what those
-    pages served shows in its activations and in what its cache served
-    while it filled, which price the probe (:func:`_probe_loss`). Not
-    from a guest that may be in a scan's first pass (its reuse has not
-    shown), nor from one without a guest agent (nothing shows it).
-    """
-    rooms = _donor_rooms(host, cfg, curves)
-    for u, c in curves.items():
-        if not c.filling:
-            continue
-        guest = host.guest(u)
-        rooms[u] = 0
-        if not (c.resized > 0 or c.first_pass or c.free_mb
-                or guest.host_only):
-            inactive = guest.actual_mb - cache_value.kept_mb(
-                guest, cfg, guest.sample.active_file_mb)
-            rooms[u] = max(0, min(int(inactive),
-                                  guards.room_down(guest, cfg)))
-    return rooms
-
-
-def _probe_loss(curve, amount_mb):
-    """A probe donor's loss per MiB for ``amount_mb`` (see above)."""
-    loss = curve.probe_loss_at(0, amount_mb)
-    if curve.filling and curve.fill_density is not None:
-        loss = max(loss, curve.fill_density)
-    return loss
-
-
-def _probe_donor(curves, down, taker, amount, params):
-    """(donor, MiB, its loss per MiB) for a probe of ``amount``, or Nones.
-
-    The cheapest guest that can give all of it or, where none can, as much
-    of it as one can (a step measured all the same).
-    """
-    donor, loss, _ = _cheapest_probe_donor(curves, down, amount, taker)
-    if donor is not None:
-        return donor, amount, loss
-    g_mb = params.granule_mb
-    donor, _, room = _cheapest_probe_donor(curves, down, g_mb, taker)
-    if donor is None:
-        return None, 0, 0.0
-    amount = min(amount, room - room % g_mb)
-    return donor, amount, _probe_loss(curves[donor], amount)
-
-
-def _probe_bound(curve, guest, cfg, params):
-    """(what the next MiB may be worth, MiB to probe) for a guest, or None.
-
-    Where its host-measured reads fell more per MiB below its size than its
-    counters value the next MiB: that slope, one granule. Where its reads
-    are all refaults beyond its active list (none activated) and no larger
-    size was measured: its reuse lies somewhere within the shadow entries'
-    reach, as a scan a little larger than its cache does (a cliff the
-    counters cannot place); up to a quarter of its cache more, valued as if
-    the cliff were within it.
-    """
-    g_mb = params.granule_mb
-    room = guards.room_up(guest, cfg)
-    if curve.resized or curve.filling or room < g_mb:
-        return None
-    # A guest without an agent has nothing else to go by, and its probes'
-    # steps grow until a slope shows (host_only.next_step_mb).
-    slope = _measured_slope_below(
-        curve, 0.0 if guest.host_only else mrc.NOISE_SHARE)
-    if slope is not None and slope > curve.density_at(0)[0] * (
-            1 + params.value_band):
-        if guest.host_only:
-            return slope, host_only.next_step_mb(curve, room, params)
-        return slope, g_mb
-    if guest.host_only:
-        return host_only.explore_bound(curve, params)
-    step = _cliff_step(guest, cfg, params)
-    if not _cliff_unplaced(curve):
-        return None
-    return curve.refault_mb_s / step, step
-
-
-def _cliff_step(guest, cfg, params):
-    """MiB a probe toward an unplaced cliff tries: a quarter of its cache.
-
-    At least a granule, at most what it may grow (0: nothing).
-    """
-    g_mb = params.granule_mb
-    step = min(guards.room_up(guest, cfg),
-               max(g_mb, guest.sample.file_lru_mb // 4))
-    return max(0, step - step % g_mb)
-
-
 def _cliffs_priced(host, cfg, params, curves):
     """``curves``, an unplaced cliff pricing what its guest would give.
 
@@ -409,27 +242,11 @@ def _cliffs_priced(host, cfg, params, curves):
     """
     out = dict(curves)
     for u, c in curves.items():
-        step = _cliff_step(host.guest(u), cfg, params)
-        if step and _cliff_unplaced(c, DONOR_SHARE):
+        step = probes.cliff_step(host.guest(u), cfg, params)
+        if step and probes.cliff_unplaced(c, DONOR_SHARE):
             out[u] = dataclasses.replace(c, loss_density=max(
                 c.loss_density, c.refault_mb_s / step))
     return out
-
-
-def _cliff_unplaced(curve, share=1 - mrc.NOISE_SHARE):
-    """Whether the guest's reuse lies beyond its cache, nobody knows where.
-
-    Its reads are all refaults (``share`` of them, give or take) beyond
-    its active list (none activated), and no larger size was measured: a
-    scan larger than its cache, whose cliff lies within the shadow
-    entries' reach. The refault model spreads that over all the reach
-    (next to nothing per MiB), but the memory it has is what the cliff is
-    measured from (:func:`_cliffs_priced`).
-    """
-    return not (curve.refault_mb_s < share * curve.disk_mb_s
-                or curve.activate_mb_s > mrc.NOISE_SHARE * curve.refault_mb_s
-                or curve.disk_mb_s <= 0
-                or any(x.size_mb > curve.size_mb for x in curve.seen))
 
 
 def _remember(host, curves):
@@ -462,7 +279,8 @@ def plan(host: model.HostView, cfg: guards.GuardConfig,
     curves = _cliffs_priced(host, cfg, params, curves)
     delta, saved, measured = _moves(host, cfg, params, curves)
     if not any(delta.values()):
-        other = (_probe(host, cfg, params, curves)
+        other = (probes.probe(host, cfg, params, curves,
+                              _donor_rooms(host, cfg, curves))
                  or _tie_break(host, cfg, params, curves))
         if other is not None:
             other.policy_state = states

@@ -9,6 +9,7 @@ from watcher_cams.policy import guards
 from watcher_cams.policy import host_io
 from watcher_cams.policy import model
 from watcher_cams.policy import mrc
+from watcher_cams.policy import probes
 from watcher_cams.policy import report
 from watcher_cams.policy import utility
 
@@ -233,13 +234,13 @@ class TestUtilityPlan(testtools.TestCase):
                              read_since_boot_mb=20000)
         self.assertEqual([], utility.plan(factory.host([rereads, scan]),
                                           CFG).moves)
-        self.assertTrue(utility._cliff_unplaced(
+        self.assertTrue(probes.cliff_unplaced(
             utility.value_curve(scan, CFG)))
         # Measured larger, its curve places the cliff (see
         # test_a_flat_step_before_refaulting_reads_is_a_cliff).
         placed = remembering(scan, (2560, 0.0, 64,
                                     scan.sample.timestamp - 300, 2.0, 3))
-        self.assertFalse(utility._cliff_unplaced(
+        self.assertFalse(probes.cliff_unplaced(
             utility.value_curve(placed, CFG)))
 
     def test_an_idle_guest_with_free_memory_breaks_no_tie(self):
