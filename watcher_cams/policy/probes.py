@@ -189,17 +189,18 @@ def cliff_step(guest, cfg, params):
     return max(0, step - step % g_mb)
 
 
-def cliff_unplaced(curve, share=1 - mrc.NOISE_SHARE):
+def cliff_unplaced(curve, share=1 - mrc.NOISE_SHARE,
+                   activated=mrc.NOISE_SHARE):
     """Whether the guest's reuse lies beyond its cache, nobody knows where.
 
     Its reads are all refaults (``share`` of them, give or take) beyond
-    its active list (none activated), and no larger size was measured: a
-    scan larger than its cache, whose cliff lies within the shadow
-    entries' reach. The refault model spreads that over all the reach
-    (next to nothing per MiB), but the memory it has is what the cliff is
-    measured from (utility prices what it gives by that).
+    its active list (none activated: at most ``activated`` of them), and
+    no larger size was measured: a scan larger than its cache, whose cliff
+    lies within the shadow entries' reach. The refault model spreads that
+    over all the reach (next to nothing per MiB), but the memory it has is
+    what the cliff is measured from (utility prices what it gives by that).
     """
     return not (curve.refault_mb_s < share * curve.disk_mb_s
-                or curve.activate_mb_s > mrc.NOISE_SHARE * curve.refault_mb_s
+                or curve.activate_mb_s > activated * curve.refault_mb_s
                 or curve.disk_mb_s <= 0
                 or any(x.size_mb > curve.size_mb for x in curve.seen))

@@ -50,6 +50,11 @@ PROBE = probes.PROBE
 # unplaced cliff prices what it gives (a probe needs 1 - mrc.NOISE_SHARE):
 # a scan refaults all it reads only a window after it began to.
 DONOR_SHARE = 0.25
+# ...and at most this share of its refaults activated: a scan re-reads
+# nothing within its cache, while a uniform reader a little beyond its
+# shadow entries' reach activates a tenth of its refaults or so, and is
+# priced by its counters.
+DONOR_ACTIVATED = 0.02
 
 
 @dataclasses.dataclass(frozen=True)
@@ -243,7 +248,7 @@ def _cliffs_priced(host, cfg, params, curves):
     out = dict(curves)
     for u, c in curves.items():
         step = probes.cliff_step(host.guest(u), cfg, params)
-        if step and probes.cliff_unplaced(c, DONOR_SHARE):
+        if step and probes.cliff_unplaced(c, DONOR_SHARE, DONOR_ACTIVATED):
             out[u] = dataclasses.replace(c, loss_density=max(
                 c.loss_density, c.refault_mb_s / step))
     return out
