@@ -23,8 +23,7 @@ def _cheapest_probe_donor(curves, down, need_mb, taker):
     """(uuid, loss per MiB, MiB it may give) for a probe of ``need_mb``.
 
     The guest other than ``taker`` that can give ``need_mb`` at the least
-    loss, priced by ValueCurve.probe_loss_at (a loss never measured by its
-    exploration prior); Nones when none can.
+    loss, priced by :func:`_probe_loss`; Nones when none can.
     """
     donor, loss, room = None, 0.0, 0
     for u in sorted(curves):
@@ -122,7 +121,12 @@ def _probe_donor_rooms(host, cfg, curves, rooms):
 
 
 def _probe_loss(curve, amount_mb):
-    """A probe donor's loss per MiB for ``amount_mb`` (see above)."""
+    """A probe donor's loss per MiB for ``amount_mb``.
+
+    ValueCurve.probe_loss_at (a loss never measured by its exploration
+    prior) or, for a cache still filling, what it served while it filled
+    if that is more (see :func:`_probe_donor_rooms`).
+    """
     loss = curve.probe_loss_at(0, amount_mb)
     if curve.filling and curve.fill_density is not None:
         loss = max(loss, curve.fill_density)

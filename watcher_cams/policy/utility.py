@@ -237,7 +237,8 @@ def _cliffs_priced(host, cfg, params, curves):
     """``curves``, an unplaced cliff pricing what its guest would give.
 
     A guest whose reads refault beyond its active list (DONOR_SHARE of
-    them or more) and that was never measured larger has its reuse
+    them or more, at most DONOR_ACTIVATED of those activated) and that
+    was never measured larger has its reuse
     somewhere within its shadow entries' reach; the refault model spreads
     that over all the reach (next to nothing per MiB). Shrunk, its shadow
     entries would no longer reach that reuse, and nothing would show it
