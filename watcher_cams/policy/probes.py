@@ -176,9 +176,9 @@ def _probe_bound(curve, guest, cfg, params):
         return slope, g_mb
     if guest.host_only:
         return host_only.explore_bound(curve, params)
-    step = cliff_step(guest, cfg, params)
     if not cliff_unplaced(curve):
         return None
+    step = cliff_step(guest, cfg, params)
     return curve.refault_mb_s / step, step
 
 

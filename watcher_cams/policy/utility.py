@@ -248,8 +248,10 @@ def _cliffs_priced(host, cfg, params, curves):
     """
     out = dict(curves)
     for u, c in curves.items():
+        if not probes.cliff_unplaced(c, DONOR_SHARE, DONOR_ACTIVATED):
+            continue
         step = probes.cliff_step(host.guest(u), cfg, params)
-        if step and probes.cliff_unplaced(c, DONOR_SHARE, DONOR_ACTIVATED):
+        if step:
             out[u] = dataclasses.replace(c, loss_density=max(
                 c.loss_density, c.refault_mb_s / step))
     return out

@@ -907,7 +907,7 @@ class TestProbe(testtools.TestCase):
         moves = {m.instance: m for m in self.plan(reads).moves}
         self.assertIn('utility (probe)', moves[self.hot.uuid].reason)
 
-    def test_a_scan_that_began_to_refault_is_no_donor(self):
+    def test_a_scan_that_began_to_refault_prices_what_it_gives(self):
         # A third of its reads refault, none activated: a scan whose
         # first pass just ended, its reuse somewhere within its shadow
         # entries' reach. Shrunk, they would no longer reach it: what it
