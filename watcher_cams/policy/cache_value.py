@@ -74,6 +74,8 @@ class ValueCurve:
     free_mb: float = 0.0
     # It reads nothing from disk and its CPUs idle (mrc.cpu_idle).
     quiet: bool = False
+    # What it may give at no loss: a quiet guest's step (quiet_step_mb).
+    no_loss_mb: float = 0.0
 
     def density_at(self, offset_mb):
         return mrc.segment_at(self.segments, offset_mb)
@@ -103,9 +105,11 @@ class ValueCurve:
         smaller size covered the memory given, or where the disk reads
         measured at a smaller size say so.
         """
-        if self.quiet and given_mb + amount_mb <= self.free_mb:
-            # Memory its cache never filled, in a guest that reads
-            # nothing: no read needs it, whatever it was worth before.
+        if given_mb + amount_mb <= self.no_loss_mb:
+            # A guest that reads nothing: no read needs its free memory or
+            # the step of its cache it gives, whatever a measurement of an
+            # earlier workload priced them (the next window measures the
+            # step: a reader it cost reads again, and is not quiet).
             return 0.0
         top = self.size_mb - given_mb
         loss = self.loss_density
@@ -250,7 +254,8 @@ def value_curve(guest, cfg, params):
         capacity_mb=guest.actual_mb - guest.sample.used_mb,
         disk_mb_s=disk, window_s=r.interval_s, refault_mb_s=refault,
         activate_mb_s=activate, first_pass=first_pass(guest.sample, r),
-        free_mb=max(0.0, free_mb - cfg.floor_margin_mb), quiet=quiet)
+        free_mb=max(0.0, free_mb - cfg.floor_margin_mb), quiet=quiet,
+        no_loss_mb=quiet_step_mb(guest, cfg, free_mb) if quiet else 0.0)
 
 
 def quiet_step_mb(guest, cfg, free_mb):

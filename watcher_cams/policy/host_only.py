@@ -41,12 +41,11 @@ NOISE_SIGMAS = 1.0
 class HostOnlyCurve(cache_value.ValueCurve):
     """A ValueCurve whose unmeasured losses are unknown (infinite).
 
-    ``no_loss_mb``: what it may give at no loss (its ``free_mb``, and a
-    quarter of its cache while its CPUs idle); ``prior``: reads per MiB
-    of cache it holds, the exploration order of :meth:`probe_loss_at`.
+    Its ``no_loss_mb`` also holds its ``free_mb`` while it reads;
+    ``prior``: reads per MiB of cache it holds, the exploration order of
+    :meth:`probe_loss_at`.
     """
 
-    no_loss_mb: float = 0.0
     prior: float = 0.0
     # Read requests in the current window (None: unknown).
     window_reads: float = None

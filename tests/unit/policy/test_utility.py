@@ -1107,7 +1107,7 @@ class TestWentIdle(testtools.TestCase):
         self.assertEqual(free + 1024 // 4,
                          utility.value_curve(roomy, CFG).donate_mb)
 
-    def test_a_quiet_guest_s_free_memory_costs_nothing(self):
+    def test_a_quiet_guest_s_free_memory_and_step_cost_nothing(self):
         # Its cache never filled 792 MiB of it, and at 1536 MiB it was
         # measured worth 0.5 MiB/s per GiB up to 2432 MiB.
         roomy = remembering(factory.guest(2, active_mb=500, inactive_mb=500),
@@ -1115,12 +1115,15 @@ class TestWentIdle(testtools.TestCase):
         busy = utility.value_curve(self.running(roomy, 0.5), CFG)
         self.assertAlmostEqual(0.5, busy.loss_at(0, 64) * 1024)
         # Reading nothing, neither from disk nor from its cache: what its
-        # cache never filled is worth nothing now; its cache as before.
+        # cache never filled and a quarter of its cache (the step the next
+        # window measures) are worth nothing now; beyond, as before.
         quiet = utility.value_curve(self.running(roomy, 0.005), CFG)
         self.assertEqual(664, quiet.free_mb)
+        self.assertEqual(664 + 1000 // 4, quiet.no_loss_mb)
         self.assertEqual(0.0, quiet.loss_at(0, 664))
-        self.assertGreater(quiet.loss_at(600, 128), 0.0)
-        self.assertEqual(busy.loss_at(600, 128), quiet.loss_at(600, 128))
+        self.assertEqual(0.0, quiet.loss_at(664, 250))
+        self.assertGreater(quiet.loss_at(850, 128), 0.0)
+        self.assertEqual(busy.loss_at(850, 128), quiet.loss_at(850, 128))
 
     def test_an_idle_guest_keeps_its_memory_from_a_taker_with_free(self):
         # Paper mode's steps would take from the idle guest, whose cache
