@@ -17,6 +17,9 @@ from watcher_cams.policy import mrc
 
 # Named in a probe's reason: which signal decided the move.
 PROBE = 'probe'
+# A wide probe (see wide_probe) moves at least this many granules: fewer
+# are what the probes it follows took.
+WIDE_GRANULES = 4
 
 
 def _cheapest_probe_donor(curves, down, need_mb, taker):
@@ -208,3 +211,68 @@ def cliff_unplaced(curve, share=1 - mrc.NOISE_SHARE,
                 or curve.activate_mb_s > activated * curve.refault_mb_s
                 or curve.disk_mb_s <= 0
                 or any(x.size_mb > curve.size_mb for x in curve.seen))
+
+
+def wide_probe(host, cfg, params, curves, rooms):
+    """Memory nobody used, toward a guest without an agent whose curve is flat.
+
+    Such a guest's small probes measured nothing (a uniform reader over
+    far more data than it caches, or a scan whose cliff lies further than
+    a probe steps): nothing but its reads can tell the two apart, and only
+    at the size where the scan fits. Memory nobody was seen to use (of
+    ``rooms``: :func:`_free_room_mb`) may show it:
+    as much of it as one donor has, toward the guest that reads most, once
+    per guest while its measurement at that larger size is remembered.
+    The water-filling takes back what did not pay, at no loss.
+    """
+    taker = max((u for u, c in curves.items()
+                 if _flat_beyond_probes(c, host.guest(u), cfg, params)),
+                key=lambda u: curves[u].disk_mb_s, default=None)
+    if taker is None:
+        return None
+    donor, amount = None, 0
+    for u in sorted(curves):
+        free = _free_room_mb(curves[u], rooms[u], params)
+        if u != taker and free > amount:
+            donor, amount = u, free
+    amount = min(amount, guards.room_up(host.guest(taker), cfg))
+    amount -= amount % params.granule_mb
+    if amount < WIDE_GRANULES * params.granule_mb:
+        return None
+    why = ('utility (%s): %d MiB nobody was seen to use, toward a guest '
+           'whose reads did not fall by the steps probes took'
+           % (PROBE, amount))
+    proposals = {taker: (host.guest(taker).actual_mb + amount, why),
+                 donor: (host.guest(donor).actual_mb - amount, why)}
+    return model.Plan(host.name, moves=guards.finalize(host, proposals, cfg))
+
+
+def _flat_beyond_probes(curve, guest, cfg, params):
+    """Whether a wide probe may go toward this guest (see wide_probe)."""
+    return (guest.host_only and not (curve.resized or curve.filling)
+            and curve.disk_mb_s >= mrc.READ_MB_S
+            and host_only.explore_bound(curve, params) is None
+            and not _measured_slope_below(curve, 0.0)
+            and not any(x.size_mb > curve.size_mb - params.granule_mb / 2
+                        and x is not curve.here for x in curve.seen)
+            and guards.room_up(guest, cfg) >= WIDE_GRANULES
+            * params.granule_mb)
+
+
+def _free_room_mb(curve, room_mb, params):
+    """MiB of ``room_mb`` (whole granules) nobody was seen to use.
+
+    Its free memory (never filled) and, where it was measured at a smaller
+    size reading as much as now (ValueCurve.measured_slope: nothing saved,
+    beyond the noise), the memory down to that size. Not the cache of a
+    guest that stopped reading, which is kept for its return unless a
+    taker uses it now (:func:`utility._tie_allowed`); nor memory that only
+    a curve rising with size prices at nothing (a workload that changed).
+    """
+    here = curve.here
+    flat = [curve.size_mb - x.size_mb for x in curve.seen
+            if here is not None and x.size_mb < curve.size_mb
+            and curve.measured_slope(x, here) == 0.0
+            and x.disk_mb_s >= (1 - mrc.NOISE_SHARE) * here.disk_mb_s]
+    room_mb = min(room_mb, max([curve.free_mb] + flat))
+    return int(room_mb - room_mb % params.granule_mb)

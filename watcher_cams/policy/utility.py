@@ -287,9 +287,10 @@ def plan(host: model.HostView, cfg: guards.GuardConfig,
     curves = _cliffs_priced(host, cfg, params, curves)
     delta, saved, measured = _moves(host, cfg, params, curves)
     if not any(delta.values()):
-        other = (probes.probe(host, cfg, params, curves,
-                              _donor_rooms(host, cfg, curves))
-                 or _tie_break(host, cfg, params, curves))
+        rooms = _donor_rooms(host, cfg, curves)
+        other = (probes.probe(host, cfg, params, curves, rooms)
+                 or _tie_break(host, cfg, params, curves)
+                 or probes.wide_probe(host, cfg, params, curves, rooms))
         if other is not None:
             other.policy_state = states
             return other

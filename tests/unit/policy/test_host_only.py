@@ -104,6 +104,45 @@ class TestHostOnlyGuests(testtools.TestCase):
         self.assertEqual({a.uuid: 128, b.uuid: -128}, moved)
         self.assertIn('utility (probe)', plan.moves[0].reason)
 
+    def test_memory_nobody_uses_goes_to_a_reader_whose_probe_was_flat(self):
+        # A's 64 MiB probe saved nothing it could measure: a reader over
+        # far more data than it caches, or a scan whose cliff lies further.
+        flat = agentless(1, read_mb_s=3.0, seen=[(1984, 3.0, 120)])
+        # B's cache never filled 1,536 MiB: all of it but the margin, in
+        # one step, as far as the cliff may lie.
+        empty = agentless(2, read_mb_s=0.0, cache_mb=256)
+        moved, plan = deltas(flat, empty)
+        given = 1536 - CFG.floor_margin_mb
+        self.assertEqual({flat.uuid: given, empty.uuid: -given}, moved)
+        self.assertIn('nobody was seen to use', plan.moves[0].reason)
+        # C read as much 1,024 MiB smaller, within the noise of its
+        # reads: what it caches beyond that size serves nobody.
+        wide = agentless(2, read_mb_s=2.0, seen=[(1024, 2.0, 300)])
+        moved, _ = deltas(flat, wide)
+        self.assertEqual({flat.uuid: 1024, wide.uuid: -1024}, moved)
+
+    def test_no_wide_probe_from_memory_someone_may_use(self):
+        flat = agentless(1, read_mb_s=3.0, seen=[(1984, 3.0, 120)])
+        donors = (
+            # Its cache is kept for its return.
+            agentless(2, read_mb_s=0.0, seen=[(2048, 1.0, 120)]),
+            # Never measured smaller: unknown.
+            agentless(2, read_mb_s=1.0),
+            # It read less when smaller: another workload then.
+            agentless(2, read_mb_s=2.0, seen=[(1024, 1.5, 300)]))
+        for donor in donors:
+            moved, plan = deltas(flat, donor)
+            self.assertLessEqual(moved.get(flat.uuid, 0), 64)
+            self.assertNotIn('nobody', str(plan.moves))
+        # Nor toward a guest measured larger (it was there), or one whose
+        # reads fell by the probe's step (probes follow that).
+        empty = agentless(2, read_mb_s=0.0, cache_mb=256)
+        for taker in (agentless(1, read_mb_s=3.0, seen=[(1984, 3.0, 120),
+                                                        (2560, 3.0, 300)]),
+                      agentless(1, read_mb_s=3.0, seen=[(1984, 3.5, 120)])):
+            moved, plan = deltas(taker, empty)
+            self.assertNotIn('nobody', str(plan.moves))
+
     def test_the_policies_that_need_counters_leave_them_alone(self):
         donor = agentless(2, read_mb_s=0.0, cache_mb=100)
         host = factory.host([self.taker, donor])

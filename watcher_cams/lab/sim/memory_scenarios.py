@@ -313,9 +313,8 @@ def allocator_spec(point):
 # Guests without a guest agent (issue 23 point 4): each point twice, every
 # guest with its agent and every guest without; the default mode keeps
 # what share of its gain over static. The real-guest lab's two hot shares
-# and two allocator hosts of several guests.
-AGENTLESS_POINTS = ('real-lab-80', 'real-lab-90', 'phase-change',
-                    'mixed-12')
+# and every allocator host.
+AGENTLESS_POINTS = ('real-lab-80', 'real-lab-90') + ALLOCATOR_POINTS
 AGENTLESS_SCALE = ('the real-lab and allocator points as built in, each '
                    'with every guest agent, then without any')
 
