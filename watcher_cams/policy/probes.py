@@ -6,7 +6,9 @@ toward a guest that may be worth more than its counters say: its
 host-measured reads fell more per MiB than they value the next one, or
 its reads all refault beyond its active list (a cliff the counters cannot
 place). The next clean window measures the new size, and the
-water-filling takes back a step that did not pay.
+water-filling takes back a step that did not pay. Where nothing else
+moves, a wide probe (:func:`wide_probe`) tries memory nobody uses on a
+guest without an agent whose steps measured nothing.
 """
 
 from watcher_cams.policy import cache_value

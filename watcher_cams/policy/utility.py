@@ -22,6 +22,9 @@ A plan, per host and audit cycle, tries in turn:
 3. A tie broken by paper mode's steps (:func:`_tie_break`), where the
    counters cannot tell guests apart, only toward a guest that reads from
    disk and never from a donor whose zero value is not evidence yet.
+4. A wide probe (:func:`probes.wide_probe`): memory nobody was seen to use,
+   in one step, toward a guest without an agent whose probes measured no
+   fall (a cliff further than a step).
 
 A resize echoes in the counters for a while (a guest shrunk refaults what
 it lost, one grown is still filling), so within the rate window after a
