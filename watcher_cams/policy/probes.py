@@ -255,8 +255,8 @@ def _flat_beyond_probes(curve, guest, cfg, params):
             and curve.disk_mb_s >= mrc.READ_MB_S
             and host_only.explore_bound(curve, params) is None
             and not _measured_slope_below(curve, 0.0)
-            and not any(x.size_mb > curve.size_mb - params.granule_mb / 2
-                        and x is not curve.here for x in curve.seen)
+            and not any(x.size_mb >= curve.size_mb + params.granule_mb / 2
+                        for x in curve.seen)
             and guards.room_up(guest, cfg) >= WIDE_GRANULES
             * params.granule_mb)
 
