@@ -92,6 +92,12 @@ def probe(host, cfg, params, curves, rooms):
            '%.3f; costs %s %.3f MiB/s of reads'
            % (PROBE, bound * 1024, loss * 1024,
               'at most' if known else 'an estimated', loss * amount))
+    return _step(host, cfg, (donor, taker, amount), why)
+
+
+def _step(host, cfg, move, why):
+    """The plan of one probe: ``move`` is (donor, taker, MiB)."""
+    donor, taker, amount = move
     proposals = {taker: (host.guest(taker).actual_mb + amount, why),
                  donor: (host.guest(donor).actual_mb - amount, why)}
     return model.Plan(host.name, moves=guards.finalize(host, proposals, cfg))
@@ -244,9 +250,7 @@ def wide_probe(host, cfg, params, curves, rooms):
     why = ('utility (%s): %d MiB nobody was seen to use, toward a guest '
            'whose reads did not fall by the steps probes took'
            % (PROBE, amount))
-    proposals = {taker: (host.guest(taker).actual_mb + amount, why),
-                 donor: (host.guest(donor).actual_mb - amount, why)}
-    return model.Plan(host.name, moves=guards.finalize(host, proposals, cfg))
+    return _step(host, cfg, (donor, taker, amount), why)
 
 
 def _flat_beyond_probes(curve, guest, cfg, params):
