@@ -75,31 +75,43 @@ def probe(host, cfg, params, curves, rooms):
     taker, bound, amount = None, 0.0, 0
     for u, c in sorted(curves.items()):
         found = _probe_bound(c, host.guest(u), cfg, params)
-        if found is not None and found[0] > bound:
-            taker, (bound, amount) = u, found
+        if found is not None and _saving_cap(c, *found) > bound:
+            taker, amount = u, found[1]
+            bound = _saving_cap(c, *found)
     if taker is None:
         return None
     down = _probe_donor_rooms(host, cfg, curves, rooms)
-    donor, amount, loss = _probe_donor(curves, down, taker, amount, params)
-    # It cannot save more than it reads.
-    bound = min(bound, curves[taker].disk_mb_s / max(amount, 1))
-    if donor is None or bound - loss * (1 + params.value_band) <= threshold:
+    donors, loss = _probe_donors(curves, down, taker, amount, params)
+    amount = sum(donors.values())
+    bound = _saving_cap(curves[taker], bound, amount)
+    if not donors or bound - loss * (1 + params.value_band) <= threshold:
         return None
-    # What it costs, at most: the donor's reads the amount may add (for a
+    # What it costs, at most: the donors' reads the amount may add (for a
     # guest without an agent never measured smaller, an estimate).
-    known = curves[donor].loss_at(0, amount) != host_only.UNKNOWN
+    known = all(curves[d].loss_at(0, mb) != host_only.UNKNOWN
+                for d, mb in donors.items())
     why = ('utility (%s): measured up to %.3f MiB/s per GiB, the donor '
            '%.3f; costs %s %.3f MiB/s of reads'
            % (PROBE, bound * 1024, loss * 1024,
               'at most' if known else 'an estimated', loss * amount))
-    return _step(host, cfg, (donor, taker, amount), why)
+    return _step(host, cfg, (donors, taker, amount), why)
+
+
+def _saving_cap(curve, bound, amount_mb):
+    """``bound`` (MiB/s per MiB), capped by what the guest reads.
+
+    It cannot save more than it reads: a guest whose reads a past step
+    already ended is worth nothing more, whatever slope led there.
+    """
+    return min(bound, curve.disk_mb_s / max(amount_mb, 1))
 
 
 def _step(host, cfg, move, why):
-    """The plan of one probe: ``move`` is (donor, taker, MiB)."""
-    donor, taker, amount = move
-    proposals = {taker: (host.guest(taker).actual_mb + amount, why),
-                 donor: (host.guest(donor).actual_mb - amount, why)}
+    """The plan of one probe: ``move`` is ({donor: MiB}, taker, MiB)."""
+    donors, taker, amount = move
+    proposals = {taker: (host.guest(taker).actual_mb + amount, why)}
+    for donor, mb in donors.items():
+        proposals[donor] = (host.guest(donor).actual_mb - mb, why)
     return model.Plan(host.name, moves=guards.finalize(host, proposals, cfg))
 
 
@@ -144,21 +156,29 @@ def _probe_loss(curve, amount_mb):
     return loss
 
 
-def _probe_donor(curves, down, taker, amount, params):
-    """(donor, MiB, its loss per MiB) for a probe of ``amount``, or Nones.
+def _probe_donors(curves, down, taker, amount, params):
+    """({donor: MiB}, the highest loss per MiB) for a probe of ``amount``.
 
-    The cheapest guest that can give all of it or, where none can, as much
-    of it as one can (a step measured all the same).
+    The cheapest guest that can give all of it or, where none can, the
+    cheapest that can give some, then the next cheapest for the rest, and
+    so on: a step too small to reach a cliff measures nothing. ({}, 0.0)
+    when nobody can give a granule.
     """
     donor, loss, _ = _cheapest_probe_donor(curves, down, amount, taker)
     if donor is not None:
-        return donor, amount, loss
+        return {donor: amount}, loss
     g_mb = params.granule_mb
-    donor, _, room = _cheapest_probe_donor(curves, down, g_mb, taker)
-    if donor is None:
-        return None, 0, 0.0
-    amount = min(amount, room - room % g_mb)
-    return donor, amount, _probe_loss(curves[donor], amount)
+    down, donors, loss = dict(down), {}, 0.0
+    while amount >= g_mb:
+        donor, _, room = _cheapest_probe_donor(curves, down, g_mb, taker)
+        if donor is None:
+            break
+        part = min(amount, room - room % g_mb)
+        donors[donor] = part
+        loss = max(loss, _probe_loss(curves[donor], part))
+        amount -= part
+        down[donor] = 0
+    return donors, loss
 
 
 def _probe_bound(curve, guest, cfg, params):
@@ -189,18 +209,22 @@ def _probe_bound(curve, guest, cfg, params):
         return host_only.explore_bound(curve, params)
     if not cliff_unplaced(curve):
         return None
-    step = cliff_step(guest, cfg, params)
+    # Steps that measured no fall double the next: the cliff is beyond
+    # all of them, anywhere within the shadow entries' reach.
+    step = cliff_step(guest, cfg, params, _flat_below_mb(curve))
     return curve.refault_mb_s / step, step
 
 
-def cliff_step(guest, cfg, params):
-    """MiB a probe toward an unplaced cliff tries: a quarter of its cache.
+def cliff_step(guest, cfg, params, probed_mb=0):
+    """MiB a probe toward an unplaced cliff tries.
 
-    At least a granule, at most what it may grow (0: nothing).
+    A quarter of its cache, or ``probed_mb`` (what steps toward it
+    already took without a fall) if more. At least a granule, at most
+    what it may grow (0: nothing).
     """
     g_mb = params.granule_mb
     step = min(guards.room_up(guest, cfg),
-               max(g_mb, guest.sample.file_lru_mb // 4))
+               max(g_mb, guest.sample.file_lru_mb // 4, probed_mb))
     return max(0, step - step % g_mb)
 
 
@@ -250,7 +274,7 @@ def wide_probe(host, cfg, params, curves, rooms):
     why = ('utility (%s): %d MiB nobody was seen to use, toward a guest '
            'whose reads did not fall by the steps probes took'
            % (PROBE, amount))
-    return _step(host, cfg, (donor, taker, amount), why)
+    return _step(host, cfg, ({donor: amount}, taker, amount), why)
 
 
 def _flat_beyond_probes(curve, guest, cfg, params):
@@ -275,10 +299,19 @@ def _free_room_mb(curve, room_mb, params):
     taker uses it now (:func:`utility._tie_allowed`); nor memory that only
     a curve rising with size prices at nothing (a workload that changed).
     """
+    room_mb = min(room_mb, max(curve.free_mb, _flat_below_mb(curve)))
+    return int(room_mb - room_mb % params.granule_mb)
+
+
+def _flat_below_mb(curve):
+    """MiB down to the smallest size measured reading as much as now.
+
+    Nothing saved there (ValueCurve.measured_slope, beyond the noise):
+    0 where no such size was measured.
+    """
     here = curve.here
     flat = [curve.size_mb - x.size_mb for x in curve.seen
             if here is not None and x.size_mb < curve.size_mb
             and curve.measured_slope(x, here) == 0.0
             and x.disk_mb_s >= (1 - mrc.NOISE_SHARE) * here.disk_mb_s]
-    room_mb = min(room_mb, max([curve.free_mb] + flat))
-    return int(room_mb - room_mb % params.granule_mb)
+    return max(flat, default=0)

@@ -861,6 +861,63 @@ class TestProbe(testtools.TestCase):
         self.assertEqual(-128, moves[donor.uuid].delta_mb)
         self.assertIn('utility (probe)', moves[scan.uuid].reason)
 
+    def test_a_probe_short_of_one_donor_takes_from_the_next(self):
+        # The step is a quarter of the scan's cache (448 MiB); each donor
+        # keeps its active list and may give 164 MiB. One donor's granules
+        # alone could not reach a cliff a quarter of the cache away: the
+        # next cheapest gives the rest it can.
+        scan = factory.guest(3, active_mb=100, inactive_mb=1692,
+                             read_mb_s=2.0, refault_s=factory.pages_s(2.0),
+                             read_since_boot_mb=20000)
+        donors = [factory.guest(n, max_mb=2048, active_mb=1500,
+                                inactive_mb=292, read_mb_s=1.5,
+                                refault_s=factory.pages_s(1.5),
+                                activate_s=factory.pages_s(1.4))
+                  for n in (1, 2)]
+        moves = {m.instance: m for m in utility.plan(
+            factory.host(donors + [scan]), CFG).moves}
+        self.assertEqual(256, moves[scan.uuid].delta_mb)
+        self.assertEqual([-128, -128], [moves[d.uuid].delta_mb
+                                        for d in donors])
+        self.assertIn('utility (probe)', moves[scan.uuid].reason)
+
+    def test_steps_that_measured_no_fall_double_the_next(self):
+        # A scan probed from 1536 to 2048 MiB read as much at both: its
+        # cliff is beyond both, and the next step is the 512 MiB that
+        # showed nothing, not a quarter of its cache (448).
+        scan = factory.guest(1, max_mb=4096, read_mb_s=6.0,
+                             refault_s=factory.pages_s(6.0),
+                             read_since_boot_mb=20000)
+        flat = remembering(scan, (2048, 0.0, 64, self.now - 60, 6.0, 3),
+                           (1536, 0.0, 64, self.now - 300, 6.0, 3))
+        self.other = factory.guest(2, read_mb_s=0.5,
+                                   refault_s=factory.pages_s(0.45),
+                                   activate_s=factory.pages_s(0.45))
+        moves = {m.instance: m.delta_mb for m in self.plan(scan).moves}
+        self.assertEqual(448, moves[scan.uuid])
+        moves = {m.instance: m.delta_mb for m in self.plan(flat).moves}
+        self.assertEqual(512, moves[scan.uuid])
+
+    def test_a_guest_whose_reads_ended_hides_no_probe(self):
+        # The fitted guest's reads fell from 4 to 0 MiB/s over the 256
+        # MiB below it: a steep slope, but it reads nothing now and can
+        # save nothing more. The scan beside it is probed all the same.
+        scan = factory.guest(1, read_mb_s=6.0,
+                             refault_s=factory.pages_s(6.0),
+                             read_since_boot_mb=20000)
+        fitted = remembering(
+            factory.guest(3, read_mb_s=0.0, read_since_boot_mb=20000),
+            (2048, 0.0, 64, self.now - 60, 0.0, 3),
+            (1792, 0.0, 64, self.now - 300, 4.0, 3))
+        self.other = factory.guest(2, read_mb_s=0.5,
+                                   refault_s=factory.pages_s(0.45),
+                                   activate_s=factory.pages_s(0.45))
+        moves = {m.instance: m for m in utility.plan(
+            factory.host([scan, self.other, fitted]), CFG).moves}
+        self.assertIn(scan.uuid, moves)
+        self.assertNotIn(fitted.uuid, moves)
+        self.assertIn('utility (probe)', moves[scan.uuid].reason)
+
     def test_a_slow_reader_filling_its_margin_gives_a_probe(self):
         # A scan whose cliff the counters cannot place, and a neighbour
         # whose cache holds all it reads (0.35 MiB/s, 20 MiB of the window
