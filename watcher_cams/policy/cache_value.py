@@ -7,6 +7,7 @@ See :mod:`watcher_cams.policy.utility` and doc/source/strategies.rst.
 """
 
 import dataclasses
+import math
 
 from watcher_cams.policy import guards
 from watcher_cams.policy import model
@@ -80,22 +81,28 @@ class ValueCurve:
     def density_at(self, offset_mb):
         return mrc.segment_at(self.segments, offset_mb)
 
-    def hull_at(self, offset_mb):
+    def hull_at(self, offset_mb, room_mb=None):
         """(best mean density from ``offset_mb`` on, MiB it holds for).
 
         The concave hull's slope there: a curve with a flat step before a
         cliff (a scan that fits only in more memory) is worth what the
-        whole step to the cliff saves per MiB.
+        whole step to the cliff saves per MiB. Only within ``room_mb``
+        more (None: no limit): what lies beyond the memory a guest may
+        ever have saves it nothing, and must not price what it may take.
         """
         best, best_len = self.density_at(offset_mb)
+        end = math.inf if room_mb is None else offset_mb + room_mb
         start = 0.0
         for length, _ in self.segments:
             start += length
             if start > offset_mb:
-                span = start - offset_mb
-                mean = (self.gain(start) - self.gain(offset_mb)) / span
+                top = min(start, end)
+                span = top - offset_mb
+                mean = (self.gain(top) - self.gain(offset_mb)) / span
                 if mean > best:
                     best, best_len = mean, span
+                if top == end:
+                    break
         return best, best_len
 
     def loss_at(self, given_mb, amount_mb):

@@ -31,7 +31,8 @@ class Exchange:
     def _price(self, uuid):
         d = self.delta[uuid]
         if d >= 0 and self.up[uuid] - d >= self.g_mb:
-            slope, seg_left = self.curves[uuid].hull_at(d)
+            slope, seg_left = self.curves[uuid].hull_at(
+                d, self.up[uuid] - d)
             left = min(self.up[uuid] - d, max(seg_left, self.g_mb))
             heapq.heappush(self._takers, (-slope, uuid, d, left))
         if d <= 0 and self.down[uuid] + d >= self.g_mb:

@@ -341,13 +341,20 @@ def _priced_by_disk_reads(guest, segments, seen, refault_mb_s):
     left = min(nearest.disk_mb_s,
                sum(length * density for length, density in segments)
                - slope * step)
+    # Larger sizes measured reading as much put that reuse beyond them.
+    flat = max((x for x in above if x.disk_mb_s
+                >= (1 - NOISE_SHARE) * nearest.disk_mb_s),
+               key=lambda x: x.size_mb)
     spread = (guest.actual_mb + SHADOW_REACH * guest.sample.file_lru_mb
-              - nearest.size_mb)
+              - flat.size_mb)
     measured_mb = step
     if (spread > 0 and left / spread > slope
             and left > NOISE_SHARE * seen[0].disk_mb_s):
         beyond = ((spread, left / spread),)
-        measured_mb += spread
+        if flat is not nearest:
+            beyond = ((flat.size_mb - nearest.size_mb,
+                       nearest.slope_to(flat)),) + beyond
+        measured_mb += flat.size_mb - nearest.size_mb + spread
     return ((step, slope),) + beyond, measured_mb
 
 

@@ -18,7 +18,7 @@ class TableCurve:
         self.losses = [rng.choice((0.0, 0.5, rng.random()))
                        for _ in range(40)]
 
-    def hull_at(self, delta_mb):
+    def hull_at(self, delta_mb, room_mb=None):
         step = delta_mb // G_MB
         return self.slopes[step % 40], G_MB * (1 + step % 3)
 
@@ -33,7 +33,7 @@ def scan(curves, delta, up, down, taker=None):
         for u in sorted(delta):
             d = delta[u]
             if d >= 0 and up[u] - d >= G_MB:
-                slope, seg_left = curves[u].hull_at(d)
+                slope, seg_left = curves[u].hull_at(d, up[u] - d)
                 if best[0] is None or slope > best[1]:
                     best = (u, slope, min(up[u] - d, max(seg_left, G_MB)))
         return best

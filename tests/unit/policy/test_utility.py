@@ -504,6 +504,24 @@ class TestMeasurementMemory(testtools.TestCase):
         self.assertGreater(curve.hull_at(0)[0] * 1024, 0.5)
         self.assertGreater(self.deltas(self.donor, flat)[flat.uuid], 0)
 
+    def test_sizes_that_read_as_much_put_the_cliff_beyond_them(self):
+        # The same scan, measured 512 and 1536 MiB larger reading as much:
+        # its reuse lies beyond 3584 MiB, and the memory up to there is
+        # worth nothing. Where it may have no more than that, it gives:
+        # what lies beyond what it may ever hold saves it nothing.
+        def scan(max_mb):
+            return remembering(
+                factory.guest(1, max_mb=max_mb, read_mb_s=10.0,
+                              refault_s=factory.pages_s(10.0)),
+                self.seen(2560, 0.0, 64, disk=10.0),
+                self.seen(3584, 0.0, 64, disk=10.0))
+        curve = utility.value_curve(scan(4096), CFG)
+        self.assertEqual(0.0, curve.gain(1536))
+        self.assertGreater(curve.hull_at(0)[0], 0.0)
+        self.assertEqual(0.0, curve.hull_at(0, 1536)[0])
+        self.assertLess(self.deltas(self.donor, scan(3584))[
+            self.taker.uuid], 0)
+
     def test_a_saving_the_refaults_do_not_bear_out_is_another_phase(self):
         # At 2304 MiB it read 1.5 MiB/s less than now, but only 0.1 MiB/s
         # of today's reads are refaults: that measurement was of another
