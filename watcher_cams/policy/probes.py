@@ -75,9 +75,9 @@ def probe(host, cfg, params, curves, rooms):
     taker, bound, amount = None, 0.0, 0
     for u, c in sorted(curves.items()):
         found = _probe_bound(c, host.guest(u), cfg, params)
-        if found is not None and _saving_cap(c, *found) > bound:
-            taker, amount = u, found[1]
-            bound = _saving_cap(c, *found)
+        capped = 0.0 if found is None else _saving_cap(c, *found)
+        if capped > bound:
+            taker, bound, amount = u, capped, found[1]
     if taker is None:
         return None
     down = _probe_donor_rooms(host, cfg, curves, rooms)
