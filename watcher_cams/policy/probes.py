@@ -94,7 +94,7 @@ def probe(host, cfg, params, curves, rooms):
            '%.3f; costs %s %.3f MiB/s of reads'
            % (PROBE, bound * 1024, loss * 1024,
               'at most' if known else 'an estimated', loss * amount))
-    return _step(host, cfg, (donors, taker, amount), why)
+    return _step(host, cfg, donors, taker, why)
 
 
 def _saving_cap(curve, bound, amount_mb):
@@ -106,10 +106,10 @@ def _saving_cap(curve, bound, amount_mb):
     return min(bound, curve.disk_mb_s / max(amount_mb, 1))
 
 
-def _step(host, cfg, move, why):
-    """The plan of one probe: ``move`` is ({donor: MiB}, taker, MiB)."""
-    donors, taker, amount = move
-    proposals = {taker: (host.guest(taker).actual_mb + amount, why)}
+def _step(host, cfg, donors, taker, why):
+    """The plan of one probe: ``donors`` ({uuid: MiB}) give to ``taker``."""
+    proposals = {taker: (host.guest(taker).actual_mb
+                         + sum(donors.values()), why)}
     for donor, mb in donors.items():
         proposals[donor] = (host.guest(donor).actual_mb - mb, why)
     return model.Plan(host.name, moves=guards.finalize(host, proposals, cfg))
@@ -274,7 +274,7 @@ def wide_probe(host, cfg, params, curves, rooms):
     why = ('utility (%s): %d MiB nobody was seen to use, toward a guest '
            'whose reads did not fall by the steps probes took'
            % (PROBE, amount))
-    return _step(host, cfg, ({donor: amount}, taker, amount), why)
+    return _step(host, cfg, {donor: amount}, taker, why)
 
 
 def _flat_beyond_probes(curve, guest, cfg, params):
