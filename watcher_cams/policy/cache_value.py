@@ -75,7 +75,7 @@ class ValueCurve:
     free_mb: float = 0.0
     # It reads nothing from disk and its CPUs idle (mrc.cpu_idle).
     quiet: bool = False
-    # What it may give at no loss: a quiet guest's step (quiet_step_mb).
+    # What it may give at no loss: a quiet guest's step (step_mb).
     no_loss_mb: float = 0.0
 
     def density_at(self, offset_mb):
@@ -262,15 +262,18 @@ def value_curve(guest, cfg, params):
         disk_mb_s=disk, window_s=r.interval_s, refault_mb_s=refault,
         activate_mb_s=activate, first_pass=first_pass(guest.sample, r),
         free_mb=max(0.0, free_mb - cfg.floor_margin_mb), quiet=quiet,
-        no_loss_mb=quiet_step_mb(guest, cfg, free_mb) if quiet else 0.0)
+        no_loss_mb=step_mb(guest, cfg, free_mb) if quiet else 0.0)
 
 
-def quiet_step_mb(guest, cfg, free_mb):
-    """What a guest mrc.cpu_idle() calls idle may give in one cycle.
+def step_mb(guest, cfg, free_mb):
+    """What a guest whose value nothing measured yet may give in a cycle.
 
-    Its free memory (``free_mb``, beyond the floor margin) and a quarter
-    of its cache, above its floor and its used memory: the next window
-    measures the step, and a guest whose reads came back is not idle.
+    One that mrc.cpu_idle() calls idle, or one that may be in a scan's
+    first pass (utility._donor_rooms). Its free memory (``free_mb``,
+    beyond the floor margin) and a quarter of its cache, above its floor
+    and its used memory: the next window measures the step (a guest whose
+    reads came back is not idle; a scan's refaults still show), where a
+    guest shrunk at once would no longer show what it lost.
     """
     return min(guest.actual_mb - kept_mb(guest, cfg),
                max(0.0, free_mb - cfg.floor_margin_mb)
@@ -376,7 +379,7 @@ def _donatable_mb(guest, cfg, params, fill, curve, free_mb):
     worth: only the free memory may go, less what the reads will fill
     soon where the cache showed no reuse yet (where it did, its inactive
     pages' hits price that memory: see :func:`_inactive_hit_density`). A
-    guest whose CPUs idle gives at least :func:`quiet_step_mb`. A guest
+    guest whose CPUs idle gives at least :func:`step_mb`. A guest
     stalled on memory (PSI) gives nothing.
     """
     fill_mb, filling, quiet = fill
@@ -388,7 +391,7 @@ def _donatable_mb(guest, cfg, params, fill, curve, free_mb):
         donate = min(donate, free_mb - cfg.floor_margin_mb - fill_mb)
     donate = max(donate, released)
     if quiet:
-        donate = max(donate, quiet_step_mb(guest, cfg, free_mb))
+        donate = max(donate, step_mb(guest, cfg, free_mb))
     if s.psi_some_avg10 is not None and (
             s.psi_some_avg10 >= params.psi_protect):
         donate = 0

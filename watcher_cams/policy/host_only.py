@@ -133,7 +133,7 @@ def value_curve(guest, r, cfg, params):
         capacity_mb=guest.actual_mb - s.used_mb, disk_mb_s=disk,
         window_s=r.interval_s,
         free_mb=spare_mb, quiet=quiet,
-        no_loss_mb=max(spare_mb, cache_value.quiet_step_mb(
+        no_loss_mb=max(spare_mb, cache_value.step_mb(
             guest, cfg, free_mb) if quiet else 0.0),
         prior=disk / max(s.file_lru_mb, params.min_segment_mb),
         window_reads=window_reads)

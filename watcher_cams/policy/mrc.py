@@ -375,9 +375,25 @@ def idle_since(guest, seen, disk_mb_s, params):
         return since
     here = [x for x in seen
             if abs(x.size_mb - guest.actual_mb) < params.granule_mb]
-    if here and here[0].disk_mb_s >= READ_MB_S:
+    if here and here[0].disk_mb_s >= READ_MB_S and not _working_as_then(
+            guest, here[0], params):
         return guest.sample.timestamp
     return None
+
+
+def _working_as_then(guest, then, params):
+    """Whether the guest runs as it did when it read at this size.
+
+    At least half the CPU time the host measured it run then (``then``, a
+    Seen), and well above what an idle guest runs (twice ``idle_cpu_s``:
+    an idle guest under TCG runs about that): its reads go on, but hit
+    its cache (a scan passing over what its active list kept shows a
+    window of no disk reads), where a workload that stopped leaves its
+    vCPUs idle.
+    """
+    cpu = cpu_s(guest)
+    return (cpu is not None and then.cpu_s is not None
+            and cpu > 2 * params.idle_cpu_s and cpu >= then.cpu_s / 2)
 
 
 def cpu_s(guest):

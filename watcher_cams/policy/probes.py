@@ -118,15 +118,15 @@ def _step(host, cfg, donors, taker, why):
 def _probe_donor_rooms(host, cfg, curves, rooms):
     """{uuid: MiB each guest may give a probe}.
 
-    What it may give the water-filling, but nothing from a cache still
-    filling (its value is not measured yet) unless it fills only its
-    last free memory, the floor margin: a slow reader fills that for as
-    many minutes as its reads take, and a scan whose cliff is measured
-    would wait as long. Such a cache's inactive list may go: what those
-    pages served shows in its activations and in what its cache served
-    while it filled, which price the probe (:func:`_probe_loss`). Not
-    from a guest that may be in a scan's first pass (its reuse has not
-    shown), nor from one without a guest agent (nothing shows it).
+    What it may give the water-filling, but from a cache still filling
+    (its value is not measured yet) only what it has not filled: its free
+    memory, beyond the floor margin, or where it fills only that margin,
+    its inactive list. A slow reader fills its memory for as many minutes
+    as its reads take, and a scan whose cliff is measured would wait as
+    long. What the cache served while it filled, and its activations,
+    price the probe (:func:`_probe_loss`). Not from a guest that may be
+    in a scan's first pass (its reuse has not shown), nor from one
+    without a guest agent (nothing shows it).
     """
     rooms = dict(rooms)
     for u, c in curves.items():
@@ -134,12 +134,11 @@ def _probe_donor_rooms(host, cfg, curves, rooms):
             continue
         guest = host.guest(u)
         rooms[u] = 0
-        if not (c.resized > 0 or c.first_pass or c.free_mb
-                or guest.host_only):
-            inactive = guest.actual_mb - cache_value.kept_mb(
-                guest, cfg, guest.sample.active_file_mb)
-            rooms[u] = max(0, min(int(inactive),
-                                  guards.room_down(guest, cfg)))
+        if c.resized > 0 or c.first_pass or guest.host_only:
+            continue
+        unfilled = c.free_mb or guest.actual_mb - cache_value.kept_mb(
+            guest, cfg, guest.sample.active_file_mb)
+        rooms[u] = max(0, min(int(unfilled), guards.room_down(guest, cfg)))
     return rooms
 
 

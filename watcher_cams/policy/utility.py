@@ -147,9 +147,36 @@ def _moves(host, cfg, params, curves):
 
 
 def _donor_rooms(host, cfg, curves):
-    """{uuid: MiB each guest may give}: 0 for one whose grow still echoes."""
-    return {u: min(c.donate_mb, guards.room_down(host.guest(u), cfg))
-            if c.resized <= 0 else 0 for u, c in curves.items()}
+    """{uuid: MiB each guest may give}: 0 for one whose grow still echoes.
+
+    One whose reuse has not shown yet (:func:`_no_reuse_shown`) gives a
+    step at a time (cache_value.step_mb), which leaves its shadow entries
+    the reach to show that reuse when it comes round.
+    """
+    rooms = {}
+    for u, c in curves.items():
+        guest = host.guest(u)
+        room = min(c.donate_mb, guards.room_down(guest, cfg))
+        if _no_reuse_shown(c):
+            room = min(room, int(cache_value.step_mb(
+                guest, cfg, c.free_mb + cfg.floor_margin_mb)))
+        rooms[u] = room if c.resized <= 0 else 0
+    return rooms
+
+
+def _no_reuse_shown(curve):
+    """Whether a guest may be in a scan's first pass, its value unknown.
+
+    It reads from disk, may be in a first pass (cache_value.first_pass)
+    and re-read nothing in the window (not a refault: a reader of random
+    blocks refaults a few), so its curve values its cache at nothing; and
+    no read the host measured at a smaller size prices it. Not one that
+    stopped reading (mrc.idle_since): no reuse comes round.
+    """
+    return (curve.first_pass and curve.idle_since is None
+            and not curve.priced_below
+            and curve.disk_mb_s >= mrc.READ_MB_S
+            and curve.refault_mb_s <= mrc.IDLE_MB_S)
 
 
 def _tie_break(host, cfg, params, curves):

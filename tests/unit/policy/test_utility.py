@@ -219,6 +219,30 @@ class TestUtilityPlan(testtools.TestCase):
         self.assertTrue(utility.plan(factory.host([rereads, stream]),
                                      CFG).moves)
 
+    def test_a_first_pass_gives_a_step_at_a_time(self):
+        # Reading 10 MiB/s, a refault seen of none of it: its curve values
+        # its cache at nothing, but a scan whose reuse has not come round
+        # looks just like that. A quarter of its cache goes, and its
+        # shadow entries still reach its reuse when it comes round.
+        taker = factory.guest(1, read_mb_s=4.0,
+                              refault_s=factory.pages_s(4.0),
+                              activate_s=factory.pages_s(3.0))
+        first = factory.guest(2, active_mb=100, inactive_mb=1692,
+                              read_mb_s=10.0, read_since_boot_mb=2400)
+        self.assertEqual(2048 - 256 - 100 - 128,
+                         utility.value_curve(first, CFG).donate_mb)
+        moves = {m.instance: m.delta_mb for m in utility.plan(
+            factory.host([taker, first]), CFG).moves}
+        self.assertEqual(-1792 // 4, moves[first.uuid])
+        # A reader of random blocks refaults a few: it is no scan's first
+        # pass, and gives what its curve says.
+        random = factory.guest(2, active_mb=100, inactive_mb=1692,
+                               read_mb_s=10.0, read_since_boot_mb=2400,
+                               refault_s=factory.pages_s(0.05))
+        moves = {m.instance: m.delta_mb for m in utility.plan(
+            factory.host([taker, random]), CFG).moves}
+        self.assertLess(moves[random.uuid], -1792 // 4)
+
     def test_a_scan_larger_than_its_cache_keeps_its_memory_in_a_tie(self):
         # Every read a refault, none activated, never measured larger: its
         # reuse lies beyond its cache, within the shadow entries' reach.
@@ -940,30 +964,35 @@ class TestProbe(testtools.TestCase):
         # A scan whose cliff the counters cannot place, and a neighbour
         # whose cache holds all it reads (0.35 MiB/s, 20 MiB of the window
         # kept, no refault): still filling, so it gives the water-filling
-        # only its free memory, none here, for as long as it fills. Its
-        # inactive list served nothing (no activation): a probe takes it.
+        # only the free memory its reads will not fill soon, none here.
+        # Its inactive list served nothing (no activation): a probe takes
+        # it where it fills only its floor margin; where its cache never
+        # filled 664 MiB beyond that margin, the probe takes those (nothing
+        # reads them now).
         scan = factory.guest(1, read_mb_s=6.0,
                              refault_s=factory.pages_s(6.0),
                              read_since_boot_mb=20000)
-        slow = grown_cache(factory.guest(
-            2, active_mb=600, inactive_mb=1192, read_mb_s=0.35,
-            read_since_boot_mb=20000), 0, grew_mb=20)
-        curve = utility.value_curve(slow, CFG)
-        self.assertTrue(curve.filling)
-        self.assertEqual(0, curve.donate_mb)
-        moves = {m.instance: m for m in utility.plan(
-            factory.host([scan, slow]), CFG).moves}
-        self.assertEqual(448, moves[scan.uuid].delta_mb)
-        self.assertEqual(-448, moves[slow.uuid].delta_mb)
-        self.assertIn('utility (probe)', moves[scan.uuid].reason)
-        # Not while it may be a scan's first pass: its reuse has not
-        # shown yet.
-        first = grown_cache(factory.guest(
-            2, active_mb=600, inactive_mb=1192, read_mb_s=0.35), 0,
-            grew_mb=20)
-        self.assertTrue(utility.value_curve(first, CFG).first_pass)
-        self.assertEqual([], utility.plan(
-            factory.host([scan, first]), CFG).moves)
+        for active_mb, inactive_mb, free_mb in ((600, 1192, 0),
+                                                (300, 700, 664)):
+            slow = grown_cache(factory.guest(
+                2, active_mb=active_mb, inactive_mb=inactive_mb,
+                read_mb_s=0.35, read_since_boot_mb=20000), 0, grew_mb=20)
+            curve = utility.value_curve(slow, CFG)
+            self.assertEqual((True, free_mb, 0),
+                             (curve.filling, curve.free_mb, curve.donate_mb))
+            moves = {m.instance: m for m in utility.plan(
+                factory.host([scan, slow]), CFG).moves}
+            self.assertEqual(448, moves[scan.uuid].delta_mb)
+            self.assertEqual(-448, moves[slow.uuid].delta_mb)
+            self.assertIn('utility (probe)', moves[scan.uuid].reason)
+            # Not while it may be a scan's first pass: its reuse has not
+            # shown yet.
+            first = grown_cache(factory.guest(
+                2, active_mb=active_mb, inactive_mb=inactive_mb,
+                read_mb_s=0.35), 0, grew_mb=20)
+            self.assertTrue(utility.value_curve(first, CFG).first_pass)
+            self.assertEqual([], utility.plan(
+                factory.host([scan, first]), CFG).moves)
 
     def test_a_probe_saves_no_more_than_the_guest_reads(self):
         # Its reads fell from 0.5 to 0.01 MiB/s over the 256 MiB below:
@@ -1142,6 +1171,23 @@ class TestWentIdle(testtools.TestCase):
         self.assertEqual((), utility.value_curve(was_busy, CFG).seen)
         self.assertEqual([2048], [x[0] for x in state['seen']])
         self.assertEqual(self.now, state['confirmed_at'])
+
+    def test_a_scan_hitting_what_its_cache_kept_has_not_stopped(self):
+        # At this size it read 3 MiB/s at 0.08 CPU s/s five minutes ago.
+        # A window without a disk read at 0.06: the same work, its reads
+        # hitting what its active list kept (a scan passing over it).
+        was_busy = remembering(
+            self.quiet, (2048, 0.5, 896, self.now - 300, 3.0, 3, 0.08))
+        hitting = utility.value_curve(
+            self.running(was_busy, 0.06), CFG)
+        self.assertIsNone(hitting.idle_since)
+        self.assertEqual(2048 - 256 - 896 - 128, hitting.donate_mb)
+        # Its vCPUs idle (0.005, or 0.04 under TCG), or at a third of that
+        # CPU time: it stopped.
+        for cpu in (0.005, 0.04, 0.027):
+            stopped = utility.value_curve(
+                self.running(was_busy, cpu), CFG)
+            self.assertEqual(self.now, stopped.idle_since, cpu)
 
     def test_a_guest_whose_data_fits_keeps_its_active_list(self):
         # It never read at this size once full: its data may fit.
