@@ -9,6 +9,7 @@ See :mod:`watcher_cams.policy.utility` and doc/source/strategies.rst.
 import dataclasses
 import math
 
+from watcher_cams.policy import first_reuse
 from watcher_cams.policy import guards
 from watcher_cams.policy import model
 from watcher_cams.policy import mrc
@@ -77,6 +78,10 @@ class ValueCurve:
     quiet: bool = False
     # What it may give at no loss: a quiet guest's step (step_mb).
     no_loss_mb: float = 0.0
+    # A scan's reach, from what it read before its first re-read.
+    reach: first_reuse.Reach = first_reuse.Reach()
+    # Where that puts its cliff, once it prices the curve (utility).
+    cliff_mb: float = None
 
     def density_at(self, offset_mb):
         return mrc.segment_at(self.segments, offset_mb)
@@ -262,7 +267,9 @@ def value_curve(guest, cfg, params):
         disk_mb_s=disk, window_s=r.interval_s, refault_mb_s=refault,
         activate_mb_s=activate, first_pass=first_pass(guest.sample, r),
         free_mb=max(0.0, free_mb - cfg.floor_margin_mb), quiet=quiet,
-        no_loss_mb=step_mb(guest, cfg, free_mb) if quiet else 0.0)
+        no_loss_mb=step_mb(guest, cfg, free_mb) if quiet else 0.0,
+        reach=first_reuse.tracked(first_reuse.remembered(
+            guest.policy_state.get(mrc.STATE_KEY)), guest, r, disk))
 
 
 def step_mb(guest, cfg, free_mb):

@@ -206,7 +206,7 @@ def _probe_bound(curve, guest, cfg, params):
         return slope, g_mb
     if guest.host_only:
         return host_only.explore_bound(curve, params)
-    if not cliff_unplaced(curve):
+    if not cliff_unplaced(curve) or curve.cliff_mb is not None:
         return None
     # Steps that measured no fall double the next: the cliff is beyond
     # all of them, anywhere within the shadow entries' reach.

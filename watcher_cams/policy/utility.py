@@ -8,7 +8,9 @@ sizes it held (:mod:`mrc`): a scan's cliff, a hot set larger than the
 active list, a phase change. doc/source/strategies.rst says how, and what
 it learns from (MEB, Geiger, the kernel's refault distance, Talus).
 
-A plan, per host and audit cycle, tries in turn:
+A plan, per host and audit cycle, prices scans' cliffs first
+(:mod:`scan_cliffs`: placed by a scan's first re-read, or not yet), then
+tries in turn:
 
 1. Water-filling (:func:`_moves`): memory moves greedily, a segment at a
    time in ``granule_mb`` units, from the cheapest donor to the guest whose
@@ -41,6 +43,7 @@ from watcher_cams.policy import host_only
 from watcher_cams.policy import model
 from watcher_cams.policy import mrc
 from watcher_cams.policy import probes
+from watcher_cams.policy import scan_cliffs
 
 # Key of this policy's part of a guest's policy state.
 STATE_KEY = mrc.STATE_KEY
@@ -49,15 +52,6 @@ STATE_KEY = mrc.STATE_KEY
 HOST_MEASURED = 'host-measured'
 GUEST_REPORTED = 'guest-reported'
 PROBE = probes.PROBE
-# Share of its reads a guest refaults, none activated, from which its
-# unplaced cliff prices what it gives (a probe needs 1 - mrc.NOISE_SHARE):
-# a scan refaults all it reads only a window after it began to.
-DONOR_SHARE = 0.25
-# ...and at most this share of its refaults activated: a scan re-reads
-# nothing within its cache, while a uniform reader a little beyond its
-# shadow entries' reach activates a tenth of its refaults or so, and is
-# priced by its counters.
-DONOR_ACTIVATED = 0.02
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,9 +109,7 @@ def _moves(host, cfg, params, curves):
     # No reversal of a resize whose echo is still in the rates. Nothing to
     # a guest that has not filled what it has: nothing says what more
     # would save it until it did.
-    up = {u: guards.room_up(g, cfg)
-          if curves[u].resized >= 0 and curves[u].free_mb < g_mb else 0
-          for u, g in guests.items()}
+    up = _up_rooms(host, cfg, curves, g_mb)
     down = _donor_rooms(host, cfg, curves)
     delta = dict.fromkeys(guests, 0)
     threshold = params.min_value / 1024.0  # per MiB moved
@@ -144,6 +136,13 @@ def _moves(host, cfg, params, curves):
         delta[donor] -= amount
         market.moved(taker, donor)
     return delta, saved, measured
+
+
+def _up_rooms(host, cfg, curves, g_mb):
+    """{uuid: MiB each guest may take}: see :func:`_moves`."""
+    return {u: guards.room_up(host.guest(u), cfg)
+            if c.resized >= 0 and c.free_mb < g_mb else 0
+            for u, c in curves.items()}
 
 
 def _donor_rooms(host, cfg, curves):
@@ -263,30 +262,6 @@ def _filling_what_it_was_given(curve):
             and curve.last_resize is not None and curve.last_resize[1] > 0)
 
 
-def _cliffs_priced(host, cfg, params, curves):
-    """``curves``, an unplaced cliff pricing what its guest would give.
-
-    A guest whose reads refault beyond its active list (DONOR_SHARE of
-    them or more, at most DONOR_ACTIVATED of those activated) and that
-    was never measured larger has its reuse
-    somewhere within its shadow entries' reach; the refault model spreads
-    that over all the reach (next to nothing per MiB). Shrunk, its shadow
-    entries would no longer reach that reuse, and nothing would show it
-    again: what it gives costs, per MiB, what a probe toward it is valued
-    at (its refaults over one step). Not once it may not grow: its reuse
-    lies beyond what it can have.
-    """
-    out = dict(curves)
-    for u, c in curves.items():
-        if not probes.cliff_unplaced(c, DONOR_SHARE, DONOR_ACTIVATED):
-            continue
-        step = probes.cliff_step(host.guest(u), cfg, params)
-        if step:
-            out[u] = dataclasses.replace(c, loss_density=max(
-                c.loss_density, c.refault_mb_s / step))
-    return out
-
-
 def _remember(host, curves):
     """Policy state: measurements (this cycle's too), size, last resize."""
     states = {}
@@ -302,6 +277,7 @@ def _remember(host, curves):
             state['confirmed_at'] = c.confirmed_at
         if c.resumed_from is not None:
             state['resumed_from'] = c.resumed_from
+        state.update(c.reach.to_state())
         states[uuid] = {STATE_KEY: state}
     return states
 
@@ -314,7 +290,9 @@ def plan(host: model.HostView, cfg: guards.GuardConfig,
         if curve is not None:
             curves[g.uuid] = curve
     states = _remember(host, curves)
-    curves = _cliffs_priced(host, cfg, params, curves)
+    curves = scan_cliffs.weighed(
+        host, cfg, params, scan_cliffs.priced(host, cfg, params, curves),
+        _up_rooms(host, cfg, curves, params.granule_mb))
     delta, saved, measured = _moves(host, cfg, params, curves)
     if not any(delta.values()):
         rooms = _donor_rooms(host, cfg, curves)

@@ -1,0 +1,178 @@
+import dataclasses
+
+import testtools
+
+from tests.unit import factory
+from watcher_cams.policy import first_reuse
+from watcher_cams.policy import guards
+from watcher_cams.policy import host_io
+from watcher_cams.policy import model
+from watcher_cams.policy import mrc
+from watcher_cams.policy import utility
+
+CFG = guards.GuardConfig()
+
+
+def window(read_mb_s, refault_mb_s=0.0, **kw):
+    """(guest, its rates) over a 60 s window."""
+    guest = factory.guest(1, read_mb_s=read_mb_s,
+                          refault_s=factory.pages_s(refault_mb_s), **kw)
+    return guest, model.rates(guest)
+
+
+def after(reach, read_mb_s, refault_mb_s=0.0, **kw):
+    guest, r = window(read_mb_s, refault_mb_s, **kw)
+    return first_reuse.tracked(reach, guest, r, read_mb_s)
+
+
+class TestTracked(testtools.TestCase):
+    """The reach: what a guest read from a first pass's start to a re-read."""
+
+    def test_a_scan_seen_from_its_first_window(self):
+        # It re-read 5% of what it read since it booted: its first pass
+        # began with the first window seen without a refault.
+        guest, _ = window(6.0, read_since_boot_mb=4000)
+        reread = factory.pages_s(200)
+        guest = dataclasses.replace(
+            guest, previous=dataclasses.replace(
+                guest.previous, workingset_refault_file=reread),
+            sample=dataclasses.replace(
+                guest.sample, workingset_refault_file=reread))
+        reach = first_reuse.tracked(first_reuse.Reach(), guest,
+                                    model.rates(guest), 6.0)
+        self.assertEqual(first_reuse.Reach(fresh_mb=360.0), reach)
+        for _ in range(4):
+            reach = after(reach, 6.0)
+        self.assertEqual(1800.0, reach.fresh_mb)
+        # A third of the next window re-reads: its first 240 MiB were new.
+        reach = after(reach, 6.0, 2.0)
+        self.assertEqual(first_reuse.Reach(reuse_mb=2040.0), reach)
+        # It holds that while it re-reads.
+        self.assertEqual(reach, after(reach, 6.0, 6.0))
+
+    def test_a_first_pass_since_boot_counts_what_it_read_before(self):
+        reach = after(first_reuse.Reach(), 6.0, read_since_boot_mb=900)
+        self.assertEqual(1260.0, reach.fresh_mb)
+
+    def test_a_slow_window_counts_for_nothing(self):
+        reach = first_reuse.Reach(fresh_mb=500.0)
+        self.assertEqual(reach, after(reach, 1.0, 1.0))
+
+    def test_no_reach_within_the_cache_it_had(self):
+        # A re-read needs an eviction first: re-reading as soon as its
+        # cache (1,792 MiB) was full, it reads random blocks, or lies.
+        for fresh_mb in (100.0, 1792 + 63):
+            self.assertEqual(first_reuse.Reach(), after(
+                first_reuse.Reach(fresh_mb=fresh_mb), 6.0, 6.0))
+        self.assertEqual(1792 + 64, after(first_reuse.Reach(
+            fresh_mb=1792 + 64), 6.0, 6.0).reuse_mb)
+
+    def test_the_policy_state_keeps_it_and_drops_junk(self):
+        kept = first_reuse.Reach(fresh_mb=12.34, reuse_mb=1843.0)
+        self.assertEqual({'fresh_mb': 12.3, 'reuse_mb': 1843.0},
+                         kept.to_state())
+        self.assertEqual(first_reuse.Reach(12.3, 1843.0),
+                         first_reuse.remembered(kept.to_state()))
+        for junk in ('nan', 'inf', -1, 'x', None, [1]):
+            self.assertEqual(first_reuse.Reach(), first_reuse.remembered(
+                {'fresh_mb': junk, 'reuse_mb': junk}))
+        self.assertEqual(first_reuse.Reach(), first_reuse.remembered(None))
+
+
+def scan(reuse_mb, actual_mb=2048, max_mb=4096, read_mb_s=6.0, **kw):
+    """A guest that re-reads all it reads, its reach ``reuse_mb``."""
+    guest = factory.guest(2, actual_mb=actual_mb, max_mb=max_mb,
+                          active_mb=0, inactive_mb=actual_mb - 256,
+                          read_mb_s=read_mb_s,
+                          refault_s=factory.pages_s(read_mb_s),
+                          read_since_boot_mb=40000, **kw)
+    return dataclasses.replace(guest, policy_state={
+        utility.STATE_KEY: {'reuse_mb': reuse_mb}})
+
+
+class TestCliff(testtools.TestCase):
+    def curve(self, guest):
+        return utility.value_curve(guest, CFG)
+
+    def test_it_fits_at_its_used_memory_and_its_reach(self):
+        guest = scan(2500)
+        self.assertEqual((2756, 6.0 / 708), first_reuse.cliff(
+            self.curve(guest), guest))
+
+    def test_none_beyond_its_maximum_or_without_a_reach(self):
+        self.assertIsNone(first_reuse.cliff(self.curve(scan(4000)),
+                                            scan(4000)))
+        plain = factory.guest(2, read_mb_s=6.0,
+                              refault_s=factory.pages_s(6.0))
+        self.assertIsNone(first_reuse.cliff(self.curve(plain), plain))
+
+    def test_none_once_passed(self):
+        # Held that much in a clean window and still re-reading: wrong.
+        held = scan(1500)
+        self.assertIsNone(first_reuse.cliff(self.curve(held), held))
+        # Measured larger, reading as much: wrong too.
+        measured = dataclasses.replace(scan(2500), policy_state={
+            utility.STATE_KEY: {'reuse_mb': 2500, 'seen': [
+                [2816, 0.0, 64, 900.0, 6.0, 3]]}})
+        self.assertIsNone(first_reuse.cliff(self.curve(measured), measured))
+        # Just grown to it, the window still shows the smaller size.
+        grown = scan(1500)
+        grown = dataclasses.replace(grown, previous=dataclasses.replace(
+            grown.previous,
+            mem_total_kb=grown.previous.mem_total_kb - 512 * 1024))
+        curve = self.curve(grown)
+        self.assertEqual(1, curve.resized)
+        self.assertEqual((1756, 6.0), first_reuse.cliff(curve, grown))
+
+
+class TestScanCliffs(testtools.TestCase):
+    """utility mode on a scan whose first re-read placed its cliff."""
+
+    def neighbour(self, read_mb_s):
+        # A uniform reader worth ``read_mb_s`` per 4 GiB of data.
+        return factory.guest(1, active_mb=896, inactive_mb=896,
+                             read_mb_s=read_mb_s,
+                             refault_s=factory.pages_s(read_mb_s),
+                             activate_s=factory.pages_s(read_mb_s / 2),
+                             read_since_boot_mb=40000)
+
+    def moves(self, *guests):
+        plan = utility.plan(factory.host(guests), CFG)
+        return {m.instance: m for m in plan.moves}
+
+    def test_a_costly_scan_gets_what_it_lacks_in_one_move(self):
+        # 6 MiB/s re-read, 708 MiB short of its cliff: 8.7 MiB/s per GiB.
+        taker = scan(2500)
+        moves = self.moves(taker, self.neighbour(0.5))
+        self.assertEqual(768, moves[taker.uuid].delta_mb)
+        self.assertIn('(guest-reported)', moves[taker.uuid].reason)
+
+    def test_a_cheap_scan_gives_all_it_holds(self):
+        # 0.3 MiB/s over the 2,372 MiB from where it is kept to its cliff
+        # (0.13 per GiB), while the neighbour's next MiB saves 1.2 per
+        # GiB: reaching the cliff is not worth that memory, and nothing
+        # it holds saves a read now.
+        cheap = scan(2500, read_mb_s=0.3)
+        moves = self.moves(cheap, self.neighbour(4.0))
+        self.assertEqual(-(2048 - 384), moves[cheap.uuid].delta_mb)
+        self.assertIn('value 0.000', moves[cheap.uuid].reason)
+        # Beside a neighbour whose next MiB saves less (0.06 per GiB), it
+        # takes what it lacks (0.43 per GiB) instead.
+        moves = self.moves(cheap, self.neighbour(0.1))
+        self.assertEqual(768, moves[cheap.uuid].delta_mb)
+
+    def test_its_reach_stays_in_the_policy_state(self):
+        taker = scan(2500)
+        plan = utility.plan(factory.host([taker, self.neighbour(0.5)]), CFG)
+        state = plan.policy_state[taker.uuid][mrc.STATE_KEY]
+        self.assertEqual(2500, state['reuse_mb'])
+
+    def test_claims_the_host_did_not_measure_take_nothing(self):
+        # Its counters claim a first pass, a reach and 6 MiB/s of
+        # re-reads; QEMU read nothing for it.
+        liar = dataclasses.replace(scan(2500), host_io=host_io.HostIo(
+            window_s=60.0, start_mb=2048, end_mb=2048, read_mb_s=0.0,
+            read_req_s=0.0, cpu_s=0.5))
+        moves = self.moves(liar, self.neighbour(0.5))
+        self.assertLessEqual(
+            moves[liar.uuid].delta_mb if liar.uuid in moves else 0, 0)

@@ -1,0 +1,129 @@
+"""A scan's reach, from how much it read before its first re-read.
+
+A guest that reads data it never read (no refault: a first pass) and then
+refaults what it reads has re-read, at that moment, the first block it
+read: a cyclic scan's reuse distance is what it read in between, the same
+for every block. That is where its cliff lies: it fits once its file LRU
+holds that much, and not one MiB before (the kernel's refault distance,
+mm/workingset.c, measures the same per page, but nothing exports it).
+The refault counters alone spread such a guest's value over all its
+shadow entries' reach, and the host's reads at the sizes it held find
+the cliff only by trying them (:mod:`probes`). With the reach estimated,
+utility mode prices the memory the scan lacks to its cliff at all its
+refaults, and weighs all it holds against what others would save with it
+(utility._scan_block, utility._scans_weighed).
+
+The reads counted are the host's (QEMU's block statistics) where it
+measured them; the refaults and the first pass are the guest's claims,
+bounded: a re-read needs an eviction first, so a first re-read before
+the guest read more than its cache held is no scan's (a reader of random
+blocks re-reads as soon as its cache is full) and places nothing, and a
+reach prices no more than the reads the host measured (cache_value caps
+the refaults).
+"""
+
+import dataclasses
+import math
+
+from watcher_cams.policy import model
+
+MB_PER_PAGE = model.PAGE_KB / model.KB_PER_MB
+# Refaults, as a share of a window's reads, that a first pass may show.
+FRESH_SHARE = 0.01
+# A window counts once its reads are at least this many MiB.
+WINDOW_MB = 64
+# Reads within this share of the current ones are as many (mrc's noise).
+FLAT_SHARE = 0.1
+
+
+@dataclasses.dataclass(frozen=True)
+class Reach:
+    """What the policy state keeps of a guest's passes (MiB)."""
+
+    # Read since its current first pass began (None: not in one).
+    fresh_mb: float = None
+    # Read from the start of its last first pass to its first re-read
+    # (None: never seen).
+    reuse_mb: float = None
+
+    def to_state(self):
+        """The policy state's entries (utility._remember)."""
+        return {k: round(v, 1) for k, v in dataclasses.asdict(self).items()
+                if v is not None}
+
+
+def remembered(state):
+    """The Reach a guest's policy state (a dict) keeps; junk is dropped."""
+    if not isinstance(state, dict):
+        return Reach()
+    return Reach(*(_mb(state.get(k)) for k in ('fresh_mb', 'reuse_mb')))
+
+
+def _mb(value):
+    try:
+        mb = float(value)
+    except (TypeError, ValueError):
+        return None
+    return mb if math.isfinite(mb) and mb >= 0 else None
+
+
+def tracked(reach, guest, r, reads_mb_s):
+    """``reach`` after the window of rates ``r`` (model.GuestRates).
+
+    ``reads_mb_s``: what the guest read (the host's measure where it has
+    one). A window that read at least WINDOW_MB and refaulted (next to)
+    nothing continues a first pass; the pass began with the first such
+    window or, where the guest re-read nothing of what it read since it
+    booted, at boot. The first window that refaults more ends it: what
+    it read until then, and the part of that window's reads that were not
+    re-reads, is the reach, if it exceeds the guest's cache by a window's
+    reads at least.
+    """
+    read_mb = reads_mb_s * r.interval_s
+    if read_mb < WINDOW_MB:
+        return reach
+    refault_mb = min(read_mb, r.refault_s * MB_PER_PAGE * r.interval_s)
+    if refault_mb <= FRESH_SHARE * read_mb:
+        fresh = reach.fresh_mb
+        if fresh is None:
+            fresh = _read_since_boot_mb(guest.previous)
+        return dataclasses.replace(reach, fresh_mb=fresh + read_mb)
+    if reach.fresh_mb is None:
+        return reach
+    reuse = reach.fresh_mb + read_mb - refault_mb
+    if reuse < guest.sample.file_lru_mb + WINDOW_MB:
+        # Re-read as soon as its cache was full: a reader of random
+        # blocks (or a claim), not a scan whose reach shows.
+        return Reach()
+    return Reach(reuse_mb=reuse)
+
+
+def _read_since_boot_mb(s):
+    """What it read since it booted if it re-read none of it, else 0."""
+    read_mb = s.pgpgin_kb / model.KB_PER_MB
+    refault_mb = s.workingset_refault_file * MB_PER_PAGE
+    return read_mb if refault_mb <= FRESH_SHARE * read_mb else 0.0
+
+
+def cliff(curve, guest):
+    """(MiB at which the guest's scan fits, MiB/s saved per MiB), or None.
+
+    ``curve``: its cache_value.ValueCurve. It fits at its used memory and
+    its reach (the granules moves are rounded to leave room for the other
+    file pages its LRU holds). Saved per MiB: its refaults over the memory
+    it lacks to there. None without an estimate, or with one beyond its
+    maximum size, or one it passed: a measurement at a larger size that
+    read as much, or a clean window at its size (neither resized nor
+    filling) that still refaults. Within the window of a grow to it, its
+    reads are still those of the smaller size.
+    """
+    if curve.reach.reuse_mb is None:
+        return None
+    fits_mb = guest.sample.used_mb + curve.reach.reuse_mb
+    passed = [x.size_mb for x in curve.seen
+              if x.disk_mb_s >= curve.disk_mb_s * (1 - FLAT_SHARE)]
+    if not (curve.resized or curve.filling):
+        passed.append(guest.actual_mb)
+    if fits_mb <= max(passed, default=0) or fits_mb > guest.max_mb:
+        return None
+    return fits_mb, curve.refault_mb_s / max(fits_mb - guest.actual_mb, 1.0)

@@ -1,0 +1,114 @@
+"""Scans' cliffs: what utility mode makes of a guest reading as a scan.
+
+A guest whose reads refault beyond its active list, with next to none
+activated, re-reads data larger than its cache: a scan, whose value is a
+cliff (nothing saved until its cache holds all it re-reads, all of it
+then). The refault model (cache_value) spreads that over the shadow
+entries' whole reach. Where its first re-read placed the cliff
+(:mod:`first_reuse`), the memory it lacks is priced at all its refaults,
+and all it holds is weighed against what others would save with it
+(:func:`weighed`); where nothing placed it, what it gives costs what a
+probe toward it is worth (:func:`priced`), and probes look for it
+(:mod:`probes`).
+"""
+
+import dataclasses
+
+from watcher_cams.policy import cache_value
+from watcher_cams.policy import first_reuse
+from watcher_cams.policy import probes
+
+# Share of its reads a guest refaults, none activated, from which its
+# unplaced cliff prices what it gives (a probe needs 1 - mrc.NOISE_SHARE):
+# a scan refaults all it reads only a window after it began to.
+DONOR_SHARE = 0.25
+# ...and at most this share of its refaults activated: a scan re-reads
+# nothing within its cache, while a uniform reader a little beyond its
+# shadow entries' reach activates a tenth of its refaults or so, and is
+# priced by its counters.
+DONOR_ACTIVATED = 0.02
+
+
+def priced(host, cfg, params, curves):
+    """``curves``, each scan's cliff pricing what its guest would give.
+
+    Where its first re-read placed the cliff: :func:`_scan_block`. Else a
+    guest whose reads refault beyond its active list (DONOR_SHARE of
+    them or more, at most DONOR_ACTIVATED of those activated) and that
+    was never measured larger has its reuse
+    somewhere within its shadow entries' reach; the refault model spreads
+    that over all the reach (next to nothing per MiB). Shrunk, its shadow
+    entries would no longer reach that reuse, and nothing would show it
+    again: what it gives costs, per MiB, what a probe toward it is valued
+    at (its refaults over one step). Not once it may not grow: its reuse
+    lies beyond what it can have.
+    """
+    out = dict(curves)
+    for u, c in curves.items():
+        block = _scan_block(host.guest(u), cfg, params, c)
+        if block is not None:
+            out[u] = block
+            continue
+        if not probes.cliff_unplaced(c, DONOR_SHARE, DONOR_ACTIVATED):
+            continue
+        step = probes.cliff_step(host.guest(u), cfg, params)
+        if step:
+            out[u] = dataclasses.replace(c, loss_density=max(
+                c.loss_density, c.refault_mb_s / step))
+    return out
+
+
+def _scan_block(guest, cfg, params, curve):
+    """``curve`` priced as a scan whose cliff its first re-read placed.
+
+    A guest whose reads refault as a scan's do (DONOR_SHARE, with at most
+    DONOR_ACTIVATED of them activated) and whose reach first_reuse
+    estimated: up to its cliff, every MiB is worth its refaults over the
+    memory it lacks (first_reuse.cliff), and what it gives costs as much.
+    Whether reaching the cliff is worth that memory at all is weighed
+    against giving all it holds up (:func:`weighed`). None
+    otherwise.
+    """
+    if (curve.disk_mb_s <= 0
+            or curve.refault_mb_s < DONOR_SHARE * curve.disk_mb_s
+            or curve.activate_mb_s > DONOR_ACTIVATED * curve.refault_mb_s):
+        return None
+    found = first_reuse.cliff(curve, guest)
+    if found is None:
+        return None
+    fits_mb, density = found
+    segments = ((params.min_segment_mb, 0.0),)
+    if fits_mb > curve.size_mb:
+        segments = ((fits_mb - curve.size_mb, density),) + segments
+    return dataclasses.replace(curve, segments=segments,
+                               loss_density=density, cliff_mb=fits_mb)
+
+
+def weighed(host, cfg, params, curves, up):
+    """``curves``, a scan not worth its cliff priced as giving all it holds.
+
+    A scan short of its cliff (:func:`_scan_block`) saves nothing until
+    it reaches it, and loses nothing more now by giving what it holds: its
+    curve is not concave, and marginal prices alone would grow a cheap
+    scan a step from its cliff while all it holds is worth more elsewhere.
+    As Talus's convex hull does between its floor and its cliff, all that
+    memory is priced at once: its refaults over everything from where it
+    is kept to the cliff. Where that is below what the best other taker's
+    next MiB saves (by ``value_band``), the scan gives up: nothing it
+    holds is worth anything to it. ``up``: what each guest may take
+    ({uuid: MiB}, utility._moves).
+    """
+    blocks = {u for u, c in curves.items()
+              if c.cliff_mb is not None and c.cliff_mb > c.size_mb}
+    best = max((curves[u].hull_at(0, up[u])[0] for u in curves
+                if u not in blocks and up[u]), default=0.0)
+    out = dict(curves)
+    for u in blocks:
+        c, guest = curves[u], host.guest(u)
+        whole = c.refault_mb_s / max(
+            c.cliff_mb - cache_value.kept_mb(guest, cfg), params.granule_mb)
+        if whole * (1 + params.value_band) < best:
+            out[u] = dataclasses.replace(
+                c, segments=((params.min_segment_mb, 0.0),),
+                loss_density=0.0)
+    return out
