@@ -11,7 +11,7 @@ shadow entries' reach, and the host's reads at the sizes it held find
 the cliff only by trying them (:mod:`probes`). With the reach estimated,
 utility mode prices the memory the scan lacks to its cliff at all its
 refaults, and weighs all it holds against what others would save with it
-(utility._scan_block, utility._scans_weighed).
+(:mod:`scan_cliffs`).
 
 The reads counted are the host's (QEMU's block statistics) where it
 measured them; the refaults and the first pass are the guest's claims,

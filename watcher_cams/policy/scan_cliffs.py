@@ -45,7 +45,7 @@ def priced(host, cfg, params, curves):
     """
     out = dict(curves)
     for u, c in curves.items():
-        block = _scan_block(host.guest(u), cfg, params, c)
+        block = _scan_block(host.guest(u), params, c)
         if block is not None:
             out[u] = block
             continue
@@ -58,7 +58,7 @@ def priced(host, cfg, params, curves):
     return out
 
 
-def _scan_block(guest, cfg, params, curve):
+def _scan_block(guest, params, curve):
     """``curve`` priced as a scan whose cliff its first re-read placed.
 
     A guest whose reads refault as a scan's do (DONOR_SHARE, with at most
