@@ -218,7 +218,7 @@ def value_curve(guest, cfg, params):
         return None
     disk, refault, activate = _read_rates_mb_s(r, guest.host_io)
     segments = _refault_segments(guest.sample, refault, activate, params)
-    filling, free_mb = cache_filling(guest, refault, disk * r.interval_s, cfg)
+    filling, free_mb = cache_filling(guest, disk * r.interval_s, cfg)
     last_resize = last_balloon_change(guest)
     resized = resized_in_window(guest, last_resize, params)
     seen = mrc.remembered(guest, params)
@@ -351,25 +351,23 @@ def _refault_segments(s, refault, activate, params):
     return ((first, s1), (second, s2))
 
 
-def cache_filling(guest, refault, read_mb, cfg):
+def cache_filling(guest, read_mb, cfg):
     """(whether the guest's cache is still filling, its free MiB).
 
-    ``refault``: its refaults in MiB/s, or None where unknown.
-
-    A cache that grew over the window is still filling: what it evicts
-    now has not come back yet, so its refaults understate its value (and
-    the kernel keeps some free memory below its watermarks, so "free"
-    alone misses the last few hundred MiB).
+    A cache that grew over the window by more than GROWTH_MB, or kept at
+    least half of the ``read_mb`` read into it, is still filling: what it
+    evicts now has not come back yet, so its refaults understate its value
+    (and the kernel keeps some free memory below its watermarks, so "free"
+    alone misses the last few hundred MiB). Not a full cache whose size
+    rose by less, refaulting nothing: the kernel reclaims it in batches
+    down to a watermark and it refills to the next, and a reader whose
+    misses nothing re-reads (cold blocks, or a stream) never refaults; so
+    taken for filling, it was never measured and never valued.
     """
     s = guest.sample
     free = s.mem_available_kb / model.KB_PER_MB - s.file_lru_mb
     growth = s.file_lru_mb - guest.previous.file_lru_mb
-    # A cache that kept at least half of what was read into it has
-    # evicted too little yet for its refaults to show its value.
-    grew = growth > GROWTH_MB or (growth > 0 and (
-        refault == 0 or growth >= read_mb / 2))
-    if refault is None:  # unknown (no guest agent): the growth alone
-        grew = growth > GROWTH_MB or (growth > 0 and growth >= read_mb / 2)
+    grew = growth > GROWTH_MB or (growth > 0 and growth >= read_mb / 2)
     return free > cfg.floor_margin_mb or grew, free
 
 

@@ -105,7 +105,7 @@ def value_curve(guest, r, cfg, params):
     disk = guest.host_io.read_mb_s if guest.host_io else r.disk_read_mb_s
     s = guest.sample
     filling, free_mb = cache_value.cache_filling(
-        guest, None, disk * r.interval_s, cfg)
+        guest, disk * r.interval_s, cfg)
     last_resize = cache_value.last_balloon_change(guest)
     resized = _resized(guest, last_resize, params)
     seen = mrc.remembered(guest, params)

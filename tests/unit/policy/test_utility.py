@@ -393,6 +393,21 @@ class TestUtilityPlan(testtools.TestCase):
         self.assertTrue(utility.value_curve(
             dataclasses.replace(g, previous=earlier), CFG).filling)
 
+    def test_a_full_cache_that_rose_a_little_is_not_filling(self):
+        # 120 MiB read, none of it re-read, and 10 MiB more cache: the
+        # kernel reclaimed it down to a watermark before the window and
+        # it refilled; a reader whose misses are cold blocks never
+        # refaults. Not filling: measured, and valued by its reads.
+        g = factory.guest(2, read_mb_s=2.0)
+        earlier = dataclasses.replace(
+            g.previous,
+            inactive_file_kb=g.previous.inactive_file_kb - 10 * 1024,
+            cached_kb=g.previous.cached_kb - 10 * 1024)
+        curve = utility.value_curve(
+            dataclasses.replace(g, previous=earlier), CFG)
+        self.assertFalse(curve.filling)
+        self.assertEqual([2048], [x.size_mb for x in curve.seen])
+
     def test_no_tie_break_against_measured_value(self):
         # The low-utilization guest's refaults show its cache is worth
         # more than the other's: utilization does not overrule that.
