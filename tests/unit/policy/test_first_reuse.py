@@ -129,7 +129,8 @@ class TestScanCliffs(testtools.TestCase):
     """utility mode on a scan whose first re-read placed its cliff."""
 
     def neighbour(self, read_mb_s):
-        # A uniform reader worth ``read_mb_s`` per 4 GiB of data.
+        # It refaults all it reads, half of it within its active list
+        # (896 MiB): its next MiB saves half its reads over 896 MiB.
         return factory.guest(1, active_mb=896, inactive_mb=896,
                              read_mb_s=read_mb_s,
                              refault_s=factory.pages_s(read_mb_s),
@@ -149,7 +150,7 @@ class TestScanCliffs(testtools.TestCase):
 
     def test_a_cheap_scan_gives_all_it_holds(self):
         # 0.3 MiB/s over the 2,372 MiB from where it is kept to its cliff
-        # (0.13 per GiB), while the neighbour's next MiB saves 1.2 per
+        # (0.13 per GiB), while the neighbour's next MiB saves 2.3 per
         # GiB: reaching the cliff is not worth that memory, and nothing
         # it holds saves a read now.
         cheap = scan(2500, read_mb_s=0.3)
