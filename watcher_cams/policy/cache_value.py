@@ -14,7 +14,7 @@ from watcher_cams.policy import guards
 from watcher_cams.policy import model
 from watcher_cams.policy import mrc
 
-MB_PER_PAGE = model.PAGE_KB / model.KB_PER_MB
+MB_PER_PAGE = model.MB_PER_PAGE
 # MemTotal changes smaller than this (KiB) are not a balloon change.
 RESIZE_KB = 4096
 # File LRU growth (MiB) over the rate window that counts as filling.
@@ -309,10 +309,8 @@ def first_pass(s, r):
     protected; a tie step away from a reader over far more data waits at
     most three cache fills.)
     """
-    read_mb = s.pgpgin_kb / model.KB_PER_MB
-    refault_mb = s.workingset_refault_file * MB_PER_PAGE
-    return (read_mb < FIRST_PASS_LRUS * s.file_lru_mb
-            and refault_mb <= FIRST_PASS_REFAULTS * read_mb
+    return (s.read_mb < FIRST_PASS_LRUS * s.file_lru_mb
+            and s.refault_mb <= FIRST_PASS_REFAULTS * s.read_mb
             and r.pgactivate_s * MB_PER_PAGE
             <= FIRST_PASS_REFAULTS * r.disk_read_mb_s)
 

@@ -26,14 +26,12 @@ import dataclasses
 import math
 
 from watcher_cams.policy import model
+from watcher_cams.policy import mrc
 
-MB_PER_PAGE = model.PAGE_KB / model.KB_PER_MB
 # Refaults, as a share of a window's reads, that a first pass may show.
 FRESH_SHARE = 0.01
 # A window counts once its reads are at least this many MiB.
 WINDOW_MB = 64
-# Reads within this share of the current ones are as many (mrc's noise).
-FLAT_SHARE = 0.1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,7 +80,7 @@ def tracked(reach, guest, r, reads_mb_s):
     read_mb = reads_mb_s * r.interval_s
     if read_mb < WINDOW_MB:
         return reach
-    refault_mb = min(read_mb, r.refault_s * MB_PER_PAGE * r.interval_s)
+    refault_mb = min(read_mb, r.refault_s * model.MB_PER_PAGE * r.interval_s)
     if refault_mb <= FRESH_SHARE * read_mb:
         fresh = reach.fresh_mb
         if fresh is None:
@@ -100,9 +98,7 @@ def tracked(reach, guest, r, reads_mb_s):
 
 def _read_since_boot_mb(s):
     """What it read since it booted if it re-read none of it, else 0."""
-    read_mb = s.pgpgin_kb / model.KB_PER_MB
-    refault_mb = s.workingset_refault_file * MB_PER_PAGE
-    return read_mb if refault_mb <= FRESH_SHARE * read_mb else 0.0
+    return s.read_mb if s.refault_mb <= FRESH_SHARE * s.read_mb else 0.0
 
 
 def cliff(curve, guest):
@@ -121,7 +117,7 @@ def cliff(curve, guest):
         return None
     fits_mb = guest.sample.used_mb + curve.reach.reuse_mb
     passed = [x.size_mb for x in curve.seen
-              if x.disk_mb_s >= curve.disk_mb_s * (1 - FLAT_SHARE)]
+              if x.disk_mb_s >= curve.disk_mb_s * (1 - mrc.NOISE_SHARE)]
     if not (curve.resized or curve.filling):
         passed.append(guest.actual_mb)
     if fits_mb <= max(passed, default=0) or fits_mb > guest.max_mb:

@@ -12,6 +12,7 @@ from typing import Mapping, Optional
 
 PAGE_KB = 4
 KB_PER_MB = 1024
+MB_PER_PAGE = PAGE_KB / KB_PER_MB
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,6 +41,16 @@ class GuestSample:
     psi_some_avg10: Optional[float] = None
     psi_full_avg10: Optional[float] = None
     psi_some_total_us: Optional[int] = None
+
+    @property
+    def read_mb(self) -> float:
+        """What the guest read from its disks since it booted (pgpgin)."""
+        return self.pgpgin_kb / KB_PER_MB
+
+    @property
+    def refault_mb(self) -> float:
+        """What it read again since it booted, evicted between (refaults)."""
+        return self.workingset_refault_file * MB_PER_PAGE
 
     @property
     def file_lru_mb(self) -> float:
