@@ -238,10 +238,20 @@ def cliff_unplaced(curve, share=1 - mrc.NOISE_SHARE,
     over all the reach (next to nothing per MiB), but the memory it has is
     what the cliff is measured from (utility prices what it gives by that).
     """
+    return (reads_as_scan(curve, share, activated)
+            and not any(x.size_mb > curve.size_mb for x in curve.seen))
+
+
+def reads_as_scan(curve, share, activated):
+    """Whether the guest's reads refault as a scan's do.
+
+    ``share`` or more of them refault, at most ``activated`` of those
+    within its active list: re-reads of data larger than its cache (see
+    :func:`cliff_unplaced`).
+    """
     return not (curve.refault_mb_s < share * curve.disk_mb_s
                 or curve.activate_mb_s > activated * curve.refault_mb_s
-                or curve.disk_mb_s <= 0
-                or any(x.size_mb > curve.size_mb for x in curve.seen))
+                or curve.disk_mb_s <= 0)
 
 
 def wide_probe(host, cfg, params, curves, rooms):

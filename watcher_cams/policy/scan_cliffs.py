@@ -69,9 +69,7 @@ def _scan_block(guest, params, curve):
     against giving all it holds up (:func:`weighed`). None
     otherwise.
     """
-    if (curve.disk_mb_s <= 0
-            or curve.refault_mb_s < DONOR_SHARE * curve.disk_mb_s
-            or curve.activate_mb_s > DONOR_ACTIVATED * curve.refault_mb_s):
+    if not probes.reads_as_scan(curve, DONOR_SHARE, DONOR_ACTIVATED):
         return None
     found = first_reuse.cliff(curve, guest)
     if found is None:
