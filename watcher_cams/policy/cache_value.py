@@ -74,6 +74,9 @@ class ValueCurve:
     first_pass: bool = False
     # Memory its cache never filled, above the floor margin (MiB).
     free_mb: float = 0.0
+    # All its free memory when its cache did not grow over the window: its
+    # cache holds all it re-reads in less (MiB).
+    unused_mb: float = 0.0
     # It reads nothing from disk and its CPUs idle (mrc.cpu_idle).
     quiet: bool = False
     # What it may give at no loss: a quiet guest's step (step_mb).
@@ -142,6 +145,12 @@ class ValueCurve:
         below = [x for x in self.seen if x.size_mb < self.size_mb]
         if here is None or not below:
             return 0.0
+        cache_end_mb = here.size_mb - self.unused_mb
+        if self.unused_mb and all(x.size_mb < cache_end_mb for x in below):
+            # It reads as much where its cache ends as at this size: what
+            # was measured smaller was saved below there. (Not when it was
+            # measured at or above there: that read another workload.)
+            here = dataclasses.replace(here, size_mb=cache_end_mb)
         bottom = self.size_mb - given_mb - amount_mb
         near = [x for x in below
                 if x.size_mb >= bottom - mrc.EMPIRICAL_REACH_MB]
@@ -219,6 +228,9 @@ def value_curve(guest, cfg, params):
     disk, refault, activate = _read_rates_mb_s(r, guest.host_io)
     segments = _refault_segments(guest.sample, refault, activate, params)
     filling, free_mb = cache_filling(guest, disk * r.interval_s, cfg)
+    # Free memory its cache left while it did not grow: no read needs it.
+    unused_mb = 0.0 if cache_grew(guest, disk * r.interval_s) else max(
+        0.0, free_mb)
     last_resize = last_balloon_change(guest)
     resized = resized_in_window(guest, last_resize, params)
     seen = mrc.remembered(guest, params)
@@ -267,7 +279,9 @@ def value_curve(guest, cfg, params):
         disk_mb_s=disk, window_s=r.interval_s, refault_mb_s=refault,
         activate_mb_s=activate, first_pass=first_pass(guest.sample, r),
         free_mb=max(0.0, free_mb - cfg.floor_margin_mb), quiet=quiet,
-        no_loss_mb=step_mb(guest, cfg, free_mb) if quiet else 0.0,
+        unused_mb=unused_mb,
+        no_loss_mb=max(unused_mb,
+                       step_mb(guest, cfg, free_mb) if quiet else 0.0),
         reach=first_reuse.tracked(first_reuse.remembered(
             guest.policy_state.get(mrc.STATE_KEY)), guest, r, disk))
 
@@ -364,9 +378,13 @@ def cache_filling(guest, read_mb, cfg):
     """
     s = guest.sample
     free = s.mem_available_kb / model.KB_PER_MB - s.file_lru_mb
-    growth = s.file_lru_mb - guest.previous.file_lru_mb
-    grew = growth > GROWTH_MB or (growth > 0 and growth >= read_mb / 2)
-    return free > cfg.floor_margin_mb or grew, free
+    return free > cfg.floor_margin_mb or cache_grew(guest, read_mb), free
+
+
+def cache_grew(guest, read_mb):
+    """Whether the cache grew by more than GROWTH_MB or half its reads."""
+    growth = guest.sample.file_lru_mb - guest.previous.file_lru_mb
+    return growth > GROWTH_MB or (growth > 0 and growth >= read_mb / 2)
 
 
 def _donatable_mb(guest, cfg, params, fill, curve, free_mb):

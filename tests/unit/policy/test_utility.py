@@ -107,8 +107,9 @@ class TestValueCurve(testtools.TestCase):
         self.assertEqual(1280 - 128 - 1080,
                          utility.value_curve(blind, CFG).donate_mb)
         # ...but pages hit again on its inactive list price what more of
-        # them is worth: its free memory may go at that price.
-        hits = self._with_pgactivate(blind, 0.02)
+        # them is worth: its free memory may go at that price (its cache
+        # grows by what it reads: that memory is being filled).
+        hits = grown_cache(self._with_pgactivate(blind, 0.02), 0, 18)
         curve = utility.value_curve(hits, CFG)
         self.assertTrue(curve.filling)
         self.assertEqual(1280 - 128, curve.donate_mb)
@@ -764,14 +765,34 @@ class TestMeasuredSmaller(testtools.TestCase):
     def test_a_filling_cache_gives_its_free_memory_for_nothing(self):
         filling = TestWentIdle.running(
             factory.guest(2, active_mb=500, inactive_mb=500), 0.5)
-        filling = dataclasses.replace(filling, host_io=dataclasses.replace(
-            filling.host_io, read_mb_s=0.1))
+        filling = grown_cache(dataclasses.replace(
+            filling, host_io=dataclasses.replace(
+                filling.host_io, read_mb_s=0.1)), 0, 6)
         curve = utility.value_curve(remembering(filling, self.smaller), CFG)
         self.assertTrue(curve.filling)
         self.assertEqual(512, curve.donate_mb)
         self.assertEqual(0.0, curve.loss_at(0, 64))
         # Beyond its free memory: (1.0 - 0.1) MiB/s over 512 MiB.
         self.assertAlmostEqual(1.8, curve.loss_at(curve.free_mb, 64) * 1024)
+
+    def test_memory_its_cache_left_unused_goes_first_for_nothing(self):
+        # 768 MiB its cache (1024 MiB, all active) never filled, and it
+        # reads nothing from disk: its data fits in 1280 MiB. At 1024 MiB
+        # it read 2 MiB/s.
+        fits = TestWentIdle.running(
+            factory.guest(2, active_mb=1024, inactive_mb=0), 0.5)
+        below = (1024, 0.0, 64, self.now - 300, 2.0, 3)
+        curve = utility.value_curve(remembering(fits, below), CFG)
+        self.assertEqual(768, curve.unused_mb)
+        self.assertEqual(0.0, curve.loss_at(0, 768))
+        # Below 1280 MiB: those 2 MiB/s over 256 MiB, not over 1024.
+        self.assertAlmostEqual(8.0, curve.loss_at(768, 64) * 1024)
+        # A cache growing into its free memory uses it: the chord runs to
+        # its size, and only the free memory beyond the margin is free.
+        growing = utility.value_curve(remembering(
+            grown_cache(fits, 0, 64), below), CFG)
+        self.assertEqual(0.0, growing.unused_mb)
+        self.assertAlmostEqual(2.0, growing.loss_at(640, 64) * 1024)
 
     def test_not_what_an_idle_guest_read_before(self):
         # It reads nothing from its cache either: it went idle, and what it
@@ -1248,7 +1269,9 @@ class TestWentIdle(testtools.TestCase):
         # measured worth 0.5 MiB/s per GiB up to 2432 MiB.
         roomy = remembering(factory.guest(2, active_mb=500, inactive_mb=500),
                             (1536, 0.5, 896, self.now - 300, 3.0, 3))
-        busy = utility.value_curve(self.running(roomy, 0.5), CFG)
+        # Busy, its cache growing into that memory.
+        busy = utility.value_curve(
+            grown_cache(self.running(roomy, 0.5), 0, 64), CFG)
         self.assertAlmostEqual(0.5, busy.loss_at(0, 64) * 1024)
         # Reading nothing, neither from disk nor from its cache: what its
         # cache never filled and a quarter of its cache (the step the next
@@ -1373,10 +1396,10 @@ class TestBackFromIdle(testtools.TestCase):
         # Grown back to 1728 MiB, where it read 2.07 MiB/s before its idle
         # spell, from 896 MiB, where it read 3.87; its cache still fills
         # (reads 3 MiB/s now) and its counters see its inactive hits.
-        filling = factory.guest(1, actual_mb=1728, active_mb=400,
-                                inactive_mb=400, read_mb_s=3.0,
-                                refault_s=factory.pages_s(1.0),
-                                activate_s=factory.pages_s(0.3))
+        filling = grown_cache(factory.guest(
+            1, actual_mb=1728, active_mb=400, inactive_mb=400, read_mb_s=3.0,
+            refault_s=factory.pages_s(1.0),
+            activate_s=factory.pages_s(0.3)), 0, 180)
         below = [896, 0.0, 64, self.now - 300, 3.87, 3]
         before = [1728, 0.0, 64, self.now - 3000, 2.07, 3]
 
