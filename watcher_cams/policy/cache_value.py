@@ -79,7 +79,8 @@ class ValueCurve:
     unused_mb: float = 0.0
     # It reads nothing from disk and its CPUs idle (mrc.cpu_idle).
     quiet: bool = False
-    # What it may give at no loss: a quiet guest's step (step_mb).
+    # What it may give at no loss: its unused free memory (unused_mb), or
+    # a quiet guest's step (step_mb).
     no_loss_mb: float = 0.0
     # A scan's reach, from what it read before its first re-read.
     reach: first_reuse.Reach = first_reuse.Reach()
@@ -121,10 +122,11 @@ class ValueCurve:
         measured at a smaller size say so.
         """
         if given_mb + amount_mb <= self.no_loss_mb:
-            # A guest that reads nothing: no read needs its free memory or
-            # the step of its cache it gives, whatever a measurement of an
-            # earlier workload priced them (the next window measures the
-            # step: a reader it cost reads again, and is not quiet).
+            # No read needs free memory its cache left unused, nor, in a
+            # guest that reads nothing, the step of its cache it gives,
+            # whatever a measurement of an earlier workload priced them
+            # (the next window measures the step: a reader it cost reads
+            # again, and is not quiet).
             return 0.0
         top = self.size_mb - given_mb
         loss = self.loss_density
