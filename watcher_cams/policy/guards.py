@@ -70,6 +70,17 @@ def capacity_mb(host: model.HostView, cfg: GuardConfig) -> int:
     return max(0, host.ram_mb - reserved) + safe_ksm_mb(host, cfg)
 
 
+def reachable_mb(host, guest, cfg):
+    """The most ``guest`` could ever hold on ``host``.
+
+    Its flavor memory, or what the host may promise less every other
+    guest's floor, if less: memory beyond that saves it nothing, however
+    many cycles it takes.
+    """
+    others = sum(floor_mb(g, cfg) for g in host.guests if g is not guest)
+    return min(ceiling_mb(guest), capacity_mb(host, cfg) - others)
+
+
 def room_down(guest, cfg, allocated=None):
     """MiB the guest can give this cycle, from ``allocated`` (or actual)."""
     if not guest.has_data:

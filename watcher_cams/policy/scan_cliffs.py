@@ -16,6 +16,7 @@ import dataclasses
 
 from watcher_cams.policy import cache_value
 from watcher_cams.policy import first_reuse
+from watcher_cams.policy import guards
 from watcher_cams.policy import probes
 
 # Share of its reads a guest refaults, none activated, from which its
@@ -46,6 +47,12 @@ def priced(host, cfg, params, curves):
     out = dict(curves)
     for u, c in curves.items():
         block = _scan_block(host.guest(u), params, c)
+        if block is not None and block.cliff_mb > guards.reachable_mb(
+                host, host.guest(u), cfg):
+            # Its cliff lies beyond all the host could give it: what it
+            # holds saves nothing it could ever save (as in weighed()).
+            block = dataclasses.replace(block, segments=(
+                (params.min_segment_mb, 0.0),), loss_density=0.0)
         if block is not None:
             out[u] = block
             continue

@@ -162,6 +162,26 @@ class TestScanCliffs(testtools.TestCase):
         moves = self.moves(cheap, self.neighbour(0.1))
         self.assertEqual(768, moves[cheap.uuid].delta_mb)
 
+    def test_a_scan_whose_cliff_the_host_cannot_hold_gives_all_it_holds(
+            self):
+        # Its cliff (2,756 MiB) is within its flavor memory, but the host
+        # may promise 4,096 MiB and the neighbour's floor is 1,664 MiB:
+        # 2,432 MiB at most is all it could ever hold, and it would read
+        # there what it reads now. So what it holds is worth nothing, and
+        # the neighbour, whose next 896 MiB save it 1 MiB/s, takes them.
+        taker = scan(2500)
+        neighbour = dataclasses.replace(
+            self.neighbour(2.0), sample=dataclasses.replace(
+                self.neighbour(2.0).sample, committed_as_kb=1536 * 1024))
+        host = factory.host([taker, neighbour], ram_mb=4096)
+        self.assertEqual(2432, guards.reachable_mb(host, taker, CFG))
+        moves = {m.instance: m for m in utility.plan(host, CFG).moves}
+        self.assertEqual(-896, moves[taker.uuid].delta_mb)
+        self.assertIn('value 0.000', moves[taker.uuid].reason)
+        # With a neighbour that may give what it lacks, it takes that.
+        moves = self.moves(taker, self.neighbour(2.0))
+        self.assertEqual(768, moves[taker.uuid].delta_mb)
+
     def test_its_reach_stays_in_the_policy_state(self):
         taker = scan(2500)
         plan = utility.plan(factory.host([taker, self.neighbour(0.5)]), CFG)
