@@ -32,6 +32,13 @@ from watcher_cams.policy import mrc
 FRESH_SHARE = 0.01
 # A window counts once its reads are at least this many MiB.
 WINDOW_MB = 64
+# Evictions, in file LRUs, that a guest's shadow entries surely still
+# remember (the kernel keeps them for up to about eight, fewer under
+# pressure): a re-read further back than this need not show as a refault.
+SURE_SHADOW_LRUS = 2
+# A window re-reads as a scan does when at least this share of its reads
+# refault, at most mrc.NOISE_SHARE of those activated.
+SCAN_SHARE = 0.5
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,6 +50,10 @@ class Reach:
     # Read from the start of its last first pass to its first re-read
     # (None: never seen).
     reuse_mb: float = None
+    # That reach, once a later window re-read as a scan does (SCAN_SHARE);
+    # None before: a reader of random blocks over far more than it caches
+    # re-reads a block now and then, which also places a reach.
+    scanned_mb: float = None
 
     def to_state(self):
         """The policy state's entries (utility._remember)."""
@@ -54,7 +65,8 @@ def remembered(state):
     """The Reach a guest's policy state (a dict) keeps; junk is dropped."""
     if not isinstance(state, dict):
         return Reach()
-    return Reach(*(_mb(state.get(k)) for k in ('fresh_mb', 'reuse_mb')))
+    return Reach(*(_mb(state.get(k))
+                   for k in ('fresh_mb', 'reuse_mb', 'scanned_mb')))
 
 
 def _mb(value):
@@ -75,18 +87,29 @@ def tracked(reach, guest, r, reads_mb_s):
     booted, at boot. The first window that refaults more ends it: what
     it read until then, and the part of that window's reads that were not
     re-reads, is the reach, if it exceeds the guest's cache by a window's
-    reads at least.
+    reads at least. The next window that refaults confirms it if it
+    re-reads as a scan does (SCAN_SHARE: ``scanned_mb``), and drops it
+    otherwise (see :func:`unconfirmed`); while a confirmed reach
+    lies beyond the guest's shadow entries (:func:`beyond_shadows`), a
+    window without a refault begins no first pass.
     """
     read_mb = reads_mb_s * r.interval_s
     if read_mb < WINDOW_MB:
         return reach
     refault_mb = min(read_mb, r.refault_s * model.MB_PER_PAGE * r.interval_s)
+    if reach.reuse_mb is not None and _scan_window(r, read_mb, refault_mb):
+        reach = dataclasses.replace(reach, scanned_mb=reach.reuse_mb)
     if refault_mb <= FRESH_SHARE * read_mb:
+        if beyond_shadows(reach, guest):
+            return reach
         fresh = reach.fresh_mb
         if fresh is None:
             fresh = _read_since_boot_mb(guest.previous)
         return dataclasses.replace(reach, fresh_mb=fresh + read_mb)
     if reach.fresh_mb is None:
+        if reach.reuse_mb is not None and reach.scanned_mb is None:
+            # Re-read as a reader of random blocks does, not as a scan.
+            return Reach()
         return reach
     reuse = reach.fresh_mb + read_mb - refault_mb
     if reuse < guest.sample.file_lru_mb + WINDOW_MB:
@@ -94,6 +117,40 @@ def tracked(reach, guest, r, reads_mb_s):
         # blocks (or a claim), not a scan whose reach shows.
         return Reach()
     return Reach(reuse_mb=reuse)
+
+
+def _scan_window(r, read_mb, refault_mb):
+    """Whether a window re-read as a scan does (SCAN_SHARE)."""
+    activated_mb = r.activate_s * model.MB_PER_PAGE * r.interval_s
+    return (refault_mb >= SCAN_SHARE * read_mb
+            and activated_mb <= mrc.NOISE_SHARE * refault_mb)
+
+
+def unconfirmed(curve):
+    """Whether a guest's reach was placed by this very window's re-reads.
+
+    Only the next window tells a scan (it re-reads all it reads) from a
+    reader of random blocks over far more than it caches (it re-reads a
+    block now and then, and its reach is none): meanwhile the guest
+    gives nothing, so that its cache still shows the scan's refaults.
+    ``curve``: its cache_value.ValueCurve.
+    """
+    return (curve.reach.reuse_mb is not None
+            and curve.reach.scanned_mb is None
+            and curve.disk_mb_s * curve.window_s >= WINDOW_MB
+            and curve.refault_mb_s > FRESH_SHARE * curve.disk_mb_s)
+
+
+def beyond_shadows(reach, guest):
+    """Whether a known reach lies beyond what the guest's shadows remember.
+
+    A scan shrunk far below its reach re-reads pages evicted longer ago
+    than its shadow entries go back (SURE_SHADOW_LRUS file LRUs): its
+    re-reads no longer show as refaults, and it reads like a stream. Its
+    windows without a refault are then no first pass of anything new.
+    """
+    return (reach.scanned_mb is not None and reach.scanned_mb
+            > SURE_SHADOW_LRUS * guest.sample.file_lru_mb)
 
 
 def _read_since_boot_mb(s):

@@ -17,6 +17,7 @@ import dataclasses
 from watcher_cams.policy import cache_value
 from watcher_cams.policy import first_reuse
 from watcher_cams.policy import guards
+from watcher_cams.policy import mrc
 from watcher_cams.policy import probes
 
 # Share of its reads a guest refaults, none activated, from which its
@@ -76,7 +77,10 @@ def _scan_block(guest, params, curve):
     against giving all it holds up (:func:`weighed`). None
     otherwise.
     """
-    if not probes.reads_as_scan(curve, DONOR_SHARE, DONOR_ACTIVATED):
+    if _past_its_shadows(curve, guest):
+        # Every read it reads is a re-read its shadows no longer show.
+        curve = dataclasses.replace(curve, refault_mb_s=curve.disk_mb_s)
+    elif not probes.reads_as_scan(curve, DONOR_SHARE, DONOR_ACTIVATED):
         return None
     found = first_reuse.cliff(curve, guest)
     if found is None:
@@ -87,6 +91,18 @@ def _scan_block(guest, params, curve):
         segments = ((fits_mb - curve.size_mb, density),) + segments
     return dataclasses.replace(curve, segments=segments,
                                loss_density=density, cliff_mb=fits_mb)
+
+
+def _past_its_shadows(curve, guest):
+    """Whether a scan with a known reach reads as a stream only because
+    its re-reads lie beyond its shadow entries (first_reuse.beyond_shadows).
+
+    It reads from disk and refaults (next to) nothing, none activated.
+    """
+    return (first_reuse.beyond_shadows(curve.reach, guest)
+            and curve.disk_mb_s >= mrc.READ_MB_S
+            and curve.refault_mb_s <= DONOR_SHARE * curve.disk_mb_s
+            and curve.activate_mb_s <= DONOR_ACTIVATED * curve.refault_mb_s)
 
 
 def weighed(host, cfg, params, curves, up):

@@ -38,6 +38,7 @@ import dataclasses
 from watcher_cams.policy import cache_value
 from watcher_cams.policy import cams
 from watcher_cams.policy import exchange
+from watcher_cams.policy import first_reuse
 from watcher_cams.policy import guards
 from watcher_cams.policy import host_only
 from watcher_cams.policy import model
@@ -159,6 +160,8 @@ def _donor_rooms(host, cfg, curves):
         if _no_reuse_shown(c):
             room = min(room, int(cache_value.step_mb(
                 guest, cfg, c.free_mb + cfg.floor_margin_mb)))
+        if first_reuse.unconfirmed(c):
+            room = 0
         rooms[u] = room if c.resized <= 0 else 0
     return rooms
 
@@ -214,7 +217,8 @@ def _tie_allowed(taker, donor, amounts_mb, params):
     threshold = params.min_value / 1024.0
     if taker is None or donor is None or taker.resized < 0 or (
             donor.resized > 0 or donor.first_pass
-            or probes.cliff_unplaced(donor)):
+            or probes.cliff_unplaced(donor)
+            or first_reuse.unconfirmed(donor)):
         return False
     if donor.quiet and taker.free_mb >= params.granule_mb:
         # An idle guest's memory is kept for its return, unless a taker

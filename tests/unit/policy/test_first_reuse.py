@@ -47,8 +47,9 @@ class TestTracked(testtools.TestCase):
         # A third of the next window re-reads: its first 240 MiB were new.
         reach = after(reach, 6.0, 2.0)
         self.assertEqual(first_reuse.Reach(reuse_mb=2040.0), reach)
-        # It holds that while it re-reads.
-        self.assertEqual(reach, after(reach, 6.0, 6.0))
+        # It holds that while it re-reads, as a scan: confirmed.
+        self.assertEqual(dataclasses.replace(reach, scanned_mb=2040.0),
+                         after(reach, 6.0, 6.0))
 
     def test_a_first_pass_since_boot_counts_what_it_read_before(self):
         reach = after(first_reuse.Reach(), 6.0, read_since_boot_mb=900)
@@ -67,24 +68,51 @@ class TestTracked(testtools.TestCase):
         self.assertEqual(1792 + 64, after(first_reuse.Reach(
             fresh_mb=1792 + 64), 6.0, 6.0).reuse_mb)
 
+    def test_the_next_refaulting_window_confirms_a_scan(self):
+        placed = first_reuse.Reach(reuse_mb=2500.0)
+        # All it reads refaults, none activated: a scan.
+        self.assertEqual(first_reuse.Reach(reuse_mb=2500.0,
+                                           scanned_mb=2500.0),
+                         after(placed, 6.0, 6.0))
+        # A block now and then: a reader of random blocks over far more
+        # than it caches, whose first re-read placed no reach at all.
+        self.assertEqual(first_reuse.Reach(), after(placed, 6.0, 0.3))
+        # Half of it activated: a reader whose data partly fits.
+        self.assertEqual(first_reuse.Reach(), after(
+            placed, 6.0, 6.0, activate_s=factory.pages_s(3.0)))
+
+    def test_beyond_its_shadows_a_scan_begins_no_first_pass(self):
+        # Confirmed at 2,500 MiB and shrunk to a 448 MiB file LRU, it
+        # re-reads what it evicted more than two LRUs ago: no refault.
+        scanned = first_reuse.Reach(reuse_mb=2500.0, scanned_mb=2500.0)
+        self.assertEqual(scanned, after(scanned, 6.0, actual_mb=704))
+        # With 1,792 MiB it would see them: a window without is a pass.
+        self.assertEqual(360.0, after(scanned, 6.0).fresh_mb)
+        # Unconfirmed, such a window always is.
+        self.assertEqual(360.0, after(first_reuse.Reach(reuse_mb=2500.0),
+                                      6.0, actual_mb=704).fresh_mb)
+
     def test_the_policy_state_keeps_it_and_drops_junk(self):
-        kept = first_reuse.Reach(fresh_mb=12.34, reuse_mb=1843.0)
-        self.assertEqual({'fresh_mb': 12.3, 'reuse_mb': 1843.0},
-                         kept.to_state())
-        self.assertEqual(first_reuse.Reach(12.3, 1843.0),
+        kept = first_reuse.Reach(fresh_mb=12.34, reuse_mb=1843.0,
+                                 scanned_mb=1843.0)
+        self.assertEqual({'fresh_mb': 12.3, 'reuse_mb': 1843.0,
+                          'scanned_mb': 1843.0}, kept.to_state())
+        self.assertEqual(first_reuse.Reach(12.3, 1843.0, 1843.0),
                          first_reuse.remembered(kept.to_state()))
         for junk in ('nan', 'inf', -1, 'x', None, [1]):
             self.assertEqual(first_reuse.Reach(), first_reuse.remembered(
-                {'fresh_mb': junk, 'reuse_mb': junk}))
+                {'fresh_mb': junk, 'reuse_mb': junk, 'scanned_mb': junk}))
         self.assertEqual(first_reuse.Reach(), first_reuse.remembered(None))
 
 
-def scan(reuse_mb, actual_mb=2048, max_mb=4096, read_mb_s=6.0, **kw):
+def scan(reuse_mb, actual_mb=2048, max_mb=4096, read_mb_s=6.0,
+         refault_s=None, **kw):
     """A guest that re-reads all it reads, its reach ``reuse_mb``."""
+    if refault_s is None:
+        refault_s = factory.pages_s(read_mb_s)
     guest = factory.guest(2, actual_mb=actual_mb, max_mb=max_mb,
                           active_mb=0, inactive_mb=actual_mb - 256,
-                          read_mb_s=read_mb_s,
-                          refault_s=factory.pages_s(read_mb_s),
+                          read_mb_s=read_mb_s, refault_s=refault_s,
                           read_since_boot_mb=40000, **kw)
     return dataclasses.replace(guest, policy_state={
         utility.STATE_KEY: {'reuse_mb': reuse_mb}})
@@ -181,6 +209,40 @@ class TestScanCliffs(testtools.TestCase):
         # With a neighbour that may give what it lacks, it takes that.
         moves = self.moves(taker, self.neighbour(2.0))
         self.assertEqual(768, moves[taker.uuid].delta_mb)
+
+    def test_a_scan_shrunk_past_its_shadows_still_has_its_cliff(self):
+        # Shrunk to 704 MiB, a scan confirmed at 2,500 MiB re-reads
+        # nothing its shadow entries remember: it reads 6 MiB/s and
+        # refaults none. Its cliff still prices it, at the reads the host
+        # measured: 6 MiB/s for the 2,052 MiB it lacks, 3 per GiB, more
+        # than the neighbour's 0.6: it gets all the neighbour has above
+        # its active list.
+        shrunk = scan(2500, actual_mb=704, refault_s=0.0)
+        shrunk = dataclasses.replace(shrunk, policy_state={
+            utility.STATE_KEY: {'reuse_mb': 2500, 'scanned_mb': 2500}})
+        moves = self.moves(shrunk, self.neighbour(1.0))
+        self.assertEqual(768, moves[shrunk.uuid].delta_mb)
+        self.assertIn('value 2.994', moves[shrunk.uuid].reason)
+        # Never confirmed, it is a stream: its memory saves nothing.
+        unconfirmed = dataclasses.replace(shrunk, policy_state={
+            utility.STATE_KEY: {'reuse_mb': 2500}})
+        moves = self.moves(unconfirmed, self.neighbour(1.0))
+        self.assertEqual(-320, moves[unconfirmed.uuid].delta_mb)
+        self.assertIn('value 0.000', moves[unconfirmed.uuid].reason)
+
+    def test_a_reach_its_window_placed_gives_nothing_yet(self):
+        # Its first re-read: 2,400 MiB read without a refault, then a
+        # window of which a sixth refaults. Only the next window tells a
+        # scan from a reader of random blocks; meanwhile it keeps its
+        # cache, whose refaults show which.
+        placing = dataclasses.replace(
+            scan(2500, refault_s=factory.pages_s(1.0)),
+            policy_state={utility.STATE_KEY: {'fresh_mb': 2400}})
+        curve = utility.value_curve(placing, CFG)
+        self.assertEqual(2700.0, curve.reach.reuse_mb)
+        self.assertTrue(first_reuse.unconfirmed(curve))
+        self.assertNotIn(placing.uuid,
+                         self.moves(placing, self.neighbour(4.0)))
 
     def test_its_reach_stays_in_the_policy_state(self):
         taker = scan(2500)
