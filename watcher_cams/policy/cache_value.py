@@ -263,6 +263,8 @@ def value_curve(guest, cfg, params):
                            (segments, released), free_mb)
     measured_mb = 0.0
     resumed = mrc.resumed_from(guest, idle, seen)
+    reach = first_reuse.tracked(first_reuse.remembered(
+        guest.policy_state.get(mrc.STATE_KEY)), guest, r, disk)
     if idle is None and not filling and not resized:
         seen, segments, measured_mb = mrc.measured_since(
             guest, r, segments, seen, (disk, refault), params, resumed)
@@ -279,13 +281,13 @@ def value_curve(guest, cfg, params):
         priced_below=released > 0,
         capacity_mb=guest.actual_mb - guest.sample.used_mb,
         disk_mb_s=disk, window_s=r.interval_s, refault_mb_s=refault,
-        activate_mb_s=activate, first_pass=first_pass(guest.sample, r),
+        activate_mb_s=activate, first_pass=first_pass(guest.sample, r)
+        or first_reuse.may_still_fit(reach, guest, disk * r.interval_s),
         free_mb=max(0.0, free_mb - cfg.floor_margin_mb), quiet=quiet,
         unused_mb=unused_mb,
         no_loss_mb=max(unused_mb,
                        step_mb(guest, cfg, free_mb) if quiet else 0.0),
-        reach=first_reuse.tracked(first_reuse.remembered(
-            guest.policy_state.get(mrc.STATE_KEY)), guest, r, disk))
+        reach=reach)
 
 
 def step_mb(guest, cfg, free_mb):

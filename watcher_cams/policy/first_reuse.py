@@ -153,6 +153,22 @@ def beyond_shadows(reach, guest):
             > SURE_SHADOW_LRUS * guest.sample.file_lru_mb)
 
 
+def may_still_fit(reach, guest, read_mb):
+    """Whether the guest's first pass may yet come round to a re-read.
+
+    This window continued it (``reach``: after the window, in which it
+    read ``read_mb``; at least WINDOW_MB), and it has read less, since
+    the pass began, than the most it could ever cache (its flavor memory
+    less its used memory): a scan of what it read so far would fit it.
+    (Counted against its file LRU alone, a scan shrunk during its first
+    pass soon read "more than its cache", and its memory went as a
+    stream's; too small for its shadow entries to reach back to its
+    first block, it never showed its re-reads.)
+    """
+    return (reach.fresh_mb is not None and read_mb >= WINDOW_MB
+            and reach.fresh_mb < guest.max_mb - guest.sample.used_mb)
+
+
 def _read_since_boot_mb(s):
     """What it read since it booted if it re-read none of it, else 0."""
     return s.read_mb if s.refault_mb <= FRESH_SHARE * s.read_mb else 0.0

@@ -244,6 +244,27 @@ class TestUtilityPlan(testtools.TestCase):
             factory.host([taker, random]), CFG).moves}
         self.assertLess(moves[random.uuid], -1792 // 4)
 
+    def test_a_first_pass_shrunk_is_one_until_it_read_its_maximum(self):
+        # Shrunk to 1 GiB while in its first pass, it has read 3,000 MiB
+        # since the pass began: more than three times its file LRU (768
+        # MiB), less than it could ever cache (4,096 MiB less 256 used).
+        # A scan of that much fits it: it is still in its first pass.
+        def shrunk(fresh_mb):
+            guest = factory.guest(2, actual_mb=1024, active_mb=0,
+                                  inactive_mb=768, read_mb_s=10.0,
+                                  read_since_boot_mb=20000)
+            return dataclasses.replace(guest, policy_state={
+                utility.STATE_KEY: {'fresh_mb': fresh_mb}})
+        self.assertTrue(utility.value_curve(shrunk(2400), CFG).first_pass)
+        # Having read more than 3,840 MiB without a re-read, it streams.
+        self.assertFalse(utility.value_curve(shrunk(3300), CFG).first_pass)
+        # So does one whose window read less than a pass counts: what it
+        # read in its pass was long ago.
+        slow = dataclasses.replace(shrunk(2400), sample=dataclasses.replace(
+            shrunk(2400).sample, pgpgin_kb=shrunk(2400).previous.pgpgin_kb
+            + 30 * 1024))
+        self.assertFalse(utility.value_curve(slow, CFG).first_pass)
+
     def test_a_scan_larger_than_its_cache_keeps_its_memory_in_a_tie(self):
         # Every read a refault, none activated, never measured larger: its
         # reuse lies beyond its cache, within the shadow entries' reach.
