@@ -169,6 +169,20 @@ def may_still_fit(reach, guest, read_mb):
             and reach.fresh_mb < guest.max_mb - guest.sample.used_mb)
 
 
+def shadowed_room_mb(reach, guest):
+    """MiB a guest in a first pass may give and still show its re-read.
+
+    Its file LRU is kept at what it read in the pass over
+    SURE_SHADOW_LRUS, so that its shadow entries surely still remember
+    its first block when the scan comes round to it (all of it where the
+    pass is not tracked).
+    """
+    if reach.fresh_mb is None:
+        return math.inf
+    keep_mb = reach.fresh_mb / SURE_SHADOW_LRUS
+    return max(0, int(guest.sample.file_lru_mb - keep_mb))
+
+
 def _read_since_boot_mb(s):
     """What it read since it booted if it re-read none of it, else 0."""
     return s.read_mb if s.refault_mb <= FRESH_SHARE * s.read_mb else 0.0

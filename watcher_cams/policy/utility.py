@@ -111,7 +111,7 @@ def _moves(host, cfg, params, curves):
     # a guest that has not filled what it has: nothing says what more
     # would save it until it did.
     up = _up_rooms(host, cfg, curves, g_mb)
-    down = _donor_rooms(host, cfg, curves)
+    down = _donor_rooms(host, cfg, curves, up)
     delta = dict.fromkeys(guests, 0)
     threshold = params.min_value / 1024.0  # per MiB moved
     saved, measured = 0.0, set()
@@ -146,24 +146,47 @@ def _up_rooms(host, cfg, curves, g_mb):
             for u, c in curves.items()}
 
 
-def _donor_rooms(host, cfg, curves):
+def _donor_rooms(host, cfg, curves, up):
     """{uuid: MiB each guest may give}: 0 for one whose grow still echoes.
 
     One whose reuse has not shown yet (:func:`_no_reuse_shown`) gives a
-    step at a time (cache_value.step_mb), which leaves its shadow entries
-    the reach to show that reuse when it comes round.
+    step at a time (:func:`_first_pass_room`). ``up``: what each guest
+    may take ({uuid: MiB}).
     """
     rooms = {}
     for u, c in curves.items():
         guest = host.guest(u)
         room = min(c.donate_mb, guards.room_down(guest, cfg))
         if _no_reuse_shown(c):
-            room = min(room, int(cache_value.step_mb(
-                guest, cfg, c.free_mb + cfg.floor_margin_mb)))
+            room = min(room, _first_pass_room(host, cfg, curves, u, up))
         if first_reuse.unconfirmed(c):
             room = 0
         rooms[u] = room if c.resized <= 0 else 0
     return rooms
+
+
+def _first_pass_room(host, cfg, curves, uuid, up):
+    """MiB a guest whose reuse has not shown yet may give this cycle.
+
+    A step (cache_value.step_mb): the next window measures it. And while
+    a scan of all it read in its pass, fitted, would save more per MiB
+    than the best other taker's next MiB (a bound: the scan may be
+    longer still), no more than leaves its shadow entries the reach to
+    show its re-read when it comes round (first_reuse.shadowed_room_mb).
+    """
+    c, guest = curves[uuid], host.guest(uuid)
+    step = int(cache_value.step_mb(guest, cfg, c.free_mb
+                                   + cfg.floor_margin_mb))
+    if c.reach.fresh_mb is None:
+        return step
+    fits_mb = guest.sample.used_mb + c.reach.fresh_mb
+    scan = c.disk_mb_s / max(fits_mb - cache_value.kept_mb(guest, cfg),
+                             1.0)
+    best = max((curves[u].hull_at(0, up[u])[0] for u in curves
+                if u != uuid and up[u]), default=0.0)
+    if scan < best:
+        return step
+    return min(step, first_reuse.shadowed_room_mb(c.reach, guest))
 
 
 def _no_reuse_shown(curve):
@@ -299,7 +322,8 @@ def plan(host: model.HostView, cfg: guards.GuardConfig,
         _up_rooms(host, cfg, curves, params.granule_mb))
     delta, saved, measured = _moves(host, cfg, params, curves)
     if not any(delta.values()):
-        rooms = _donor_rooms(host, cfg, curves)
+        rooms = _donor_rooms(host, cfg, curves, _up_rooms(
+            host, cfg, curves, params.granule_mb))
         other = (probes.probe(host, cfg, params, curves, rooms)
                  or _tie_break(host, cfg, params, curves)
                  or probes.wide_probe(host, cfg, params, curves, rooms))

@@ -8,6 +8,7 @@ from watcher_cams.policy import guards
 from watcher_cams.policy import host_io
 from watcher_cams.policy import model
 from watcher_cams.policy import mrc
+from watcher_cams.policy import scan_cliffs
 from watcher_cams.policy import utility
 
 CFG = guards.GuardConfig()
@@ -91,6 +92,17 @@ class TestTracked(testtools.TestCase):
         # Unconfirmed, such a window always is.
         self.assertEqual(360.0, after(first_reuse.Reach(reuse_mb=2500.0),
                                       6.0, actual_mb=704).fresh_mb)
+
+    def test_a_first_pass_keeps_half_what_it_read_in_its_file_lru(self):
+        guest, _ = window(6.0)
+        # 1,792 MiB of file LRU, 3,000 MiB read in its pass: it may give
+        # 292 MiB and still remember its first block two LRUs back.
+        self.assertEqual(292, first_reuse.shadowed_room_mb(
+            first_reuse.Reach(fresh_mb=3000.0), guest))
+        self.assertEqual(0, first_reuse.shadowed_room_mb(
+            first_reuse.Reach(fresh_mb=4000.0), guest))
+        self.assertGreater(first_reuse.shadowed_room_mb(
+            first_reuse.Reach(), guest), 4096)
 
     def test_the_policy_state_keeps_it_and_drops_junk(self):
         kept = first_reuse.Reach(fresh_mb=12.34, reuse_mb=1843.0,
@@ -243,6 +255,33 @@ class TestScanCliffs(testtools.TestCase):
         self.assertTrue(first_reuse.unconfirmed(curve))
         self.assertNotIn(placing.uuid,
                          self.moves(placing, self.neighbour(4.0)))
+
+    def test_it_weighs_all_it_holds_against_what_all_of_it_saves_others(
+            self):
+        # 6 MiB/s re-read over the 2,372 MiB from where it is kept to its
+        # cliff: 2.6 MiB/s per GiB. The neighbour's next 128 MiB save 5
+        # per GiB, and nothing after them: all the 1,664 MiB the scan
+        # holds would save it 0.4 per GiB. The scan keeps them.
+        taker, other = scan(2500), self.neighbour(0.5)
+        host = factory.host([taker, other])
+        curves = {g.uuid: utility.value_curve(g, CFG) for g in (taker,
+                                                                 other)}
+        curves[taker.uuid] = scan_cliffs.priced(
+            host, CFG, utility.UtilityParams(), curves)[taker.uuid]
+        up = {taker.uuid: 2048, other.uuid: 2048}
+
+        def weighed(*segments):
+            curves[other.uuid] = dataclasses.replace(
+                curves[other.uuid], segments=segments)
+            return scan_cliffs.weighed(host, CFG, utility.UtilityParams(),
+                                       curves, up)[taker.uuid]
+        self.assertEqual(curves[taker.uuid], weighed(
+            (128, 5.0 / 1024), (4096, 0.0)))
+        # Were they all worth that, it gives up: nothing it holds saves a
+        # read until it reaches its cliff.
+        given_up = weighed((4096, 5.0 / 1024))
+        self.assertEqual(0.0, given_up.loss_density)
+        self.assertEqual(0.0, given_up.gain(4096))
 
     def test_its_reach_stays_in_the_policy_state(self):
         taker = scan(2500)

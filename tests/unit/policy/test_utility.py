@@ -223,8 +223,11 @@ class TestUtilityPlan(testtools.TestCase):
     def test_a_first_pass_gives_a_step_at_a_time(self):
         # Reading 10 MiB/s, a refault seen of none of it: its curve values
         # its cache at nothing, but a scan whose reuse has not come round
-        # looks just like that. A quarter of its cache goes, and its
-        # shadow entries still reach its reuse when it comes round.
+        # looks just like that. A step goes: a quarter of its cache (448
+        # MiB), but no more than leaves its file LRU half the 3,000 MiB
+        # it read in its pass (a scan of that would save 3.5 MiB/s per
+        # GiB, more than the taker's next MiB): its shadow entries still
+        # reach its reuse when it comes round.
         taker = factory.guest(1, read_mb_s=4.0,
                               refault_s=factory.pages_s(4.0),
                               activate_s=factory.pages_s(3.0))
@@ -234,7 +237,7 @@ class TestUtilityPlan(testtools.TestCase):
                          utility.value_curve(first, CFG).donate_mb)
         moves = {m.instance: m.delta_mb for m in utility.plan(
             factory.host([taker, first]), CFG).moves}
-        self.assertEqual(-1792 // 4, moves[first.uuid])
+        self.assertEqual(-256, moves[first.uuid])
         # A reader of random blocks refaults a few: it is no scan's first
         # pass, and gives what its curve says.
         random = factory.guest(2, active_mb=100, inactive_mb=1692,
