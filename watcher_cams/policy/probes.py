@@ -189,7 +189,8 @@ def _probe_bound(curve, guest, cfg, params):
     size was measured: its reuse lies somewhere within the shadow entries'
     reach, as a scan a little larger than its cache does (a cliff the
     counters cannot place); up to a quarter of its cache more, valued as if
-    the cliff were within it.
+    the cliff were within it. Likewise where they are all refaults, all
+    activated (:func:`cliff_within_active`).
     """
     g_mb = params.granule_mb
     room = guards.room_up(guest, cfg)
@@ -206,7 +207,8 @@ def _probe_bound(curve, guest, cfg, params):
         return slope, g_mb
     if guest.host_only:
         return host_only.explore_bound(curve, params)
-    if not cliff_unplaced(curve) or curve.cliff_mb is not None:
+    if curve.cliff_mb is not None or not (
+            cliff_unplaced(curve) or cliff_within_active(curve)):
         return None
     # Steps that measured no fall double the next: the cliff is beyond
     # all of them, anywhere within the shadow entries' reach.
@@ -239,6 +241,25 @@ def cliff_unplaced(curve, share=1 - mrc.NOISE_SHARE,
     what the cliff is measured from (utility prices what it gives by that).
     """
     return (reads_as_scan(curve, share, activated)
+            and not any(x.size_mb > curve.size_mb for x in curve.seen))
+
+
+def cliff_within_active(curve):
+    """Whether the guest re-reads all it reads just beyond its cache.
+
+    Its reads are all refaults (give or take mrc.NOISE_SHARE) and all of
+    those activated: each re-read a page evicted fewer evictions ago than
+    its active list holds (mm/workingset.c), none from further back. A
+    scan a little larger than its cache (its data cycling through the
+    active list a hot set of its last workload filled), or a hot set a
+    little larger: within the active list's size more, its reads end.
+    The refault model spreads them over the whole active list. No larger
+    size was measured.
+    """
+    noise = mrc.NOISE_SHARE
+    return (curve.disk_mb_s > 0
+            and curve.refault_mb_s >= (1 - noise) * curve.disk_mb_s
+            and curve.activate_mb_s >= (1 - noise) * curve.refault_mb_s
             and not any(x.size_mb > curve.size_mb for x in curve.seen))
 
 

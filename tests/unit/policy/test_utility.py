@@ -945,6 +945,32 @@ class TestProbe(testtools.TestCase):
         self.assertFalse(any('probe' in m.reason
                              for m in self.plan(some).moves))
 
+    def test_reads_all_refaulting_within_the_active_list_are_probed(self):
+        # Every read a refault, every refault activated: each re-reads a
+        # page evicted fewer evictions ago than its active list (1,536
+        # MiB) holds. A scan a little larger than its cache cycling
+        # through the active list an old hot set filled: the model
+        # spreads its 6 MiB/s over all that list (4 MiB/s per GiB, less
+        # than the neighbour's measured 4.6), while its cliff may be a
+        # granule away. A quarter of its cache is tried.
+        scan = factory.guest(1, active_mb=1536, inactive_mb=256,
+                             read_mb_s=6.0, refault_s=factory.pages_s(6.0),
+                             activate_s=factory.pages_s(6.0))
+        fits = remembering(
+            factory.guest(2, active_mb=1792, inactive_mb=0),
+            (2048, 0.0, 64, self.now - 60, 0.0, 3),
+            (1152, 0.0, 64, self.now - 900, 4.0, 3))
+        moves = {m.instance: m for m in utility.plan(
+            factory.host([scan, fits]), CFG).moves}
+        self.assertEqual(448, moves[scan.uuid].delta_mb)
+        self.assertIn('utility (probe)', moves[scan.uuid].reason)
+        # A hot set the cache holds leaves its cold reads un-activated.
+        cold = factory.guest(1, active_mb=1536, inactive_mb=256,
+                             read_mb_s=6.0, refault_s=factory.pages_s(6.0),
+                             activate_s=factory.pages_s(3.0))
+        self.assertFalse(any('probe' in m.reason for m in utility.plan(
+            factory.host([cold, fits]), CFG).moves))
+
     def test_a_probe_takes_what_a_donor_can_give(self):
         # The step is a quarter of the scan's cache (448 MiB); the only
         # donor keeps its active list and may give 164 MiB: the probe
