@@ -99,7 +99,8 @@ def _simulate(parser, args):
             chosen, label = [scenarios.from_file(args.scenario_file)], \
                 'file'
         else:
-            chosen, label = scenarios.named(args.scenario), args.scenario
+            chosen, label = scenarios.named(
+                args.scenario, args.seeds), args.scenario
     except spec.ScenarioError as exc:
         parser.error(str(exc))
     _, checks = run.simulate(chosen, args.out, lambda line: print(
@@ -342,6 +343,16 @@ def _add_bench_plan(sub):
     bench.set_defaults(func=_bench_plan)
 
 
+def _seeds(text):
+    from watcher_cams.lab.sim import random_hosts
+    try:
+        return random_hosts.parse_seeds(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            'seeds are N, N-M or a comma-separated list of those, got %r'
+            % text)
+
+
 def _add_simulate(sub):
     sim = sub.add_parser('simulate', help='run built-in or user scenarios '
                          'in the simulator; tables, results.json, PNG plots')
@@ -351,6 +362,10 @@ def _add_simulate(sub):
                             'paper-grid, cams, cams-grid, balloon-controller, '
                             'ksm, lfu, llc, real-lab, allocator)')
     which.add_argument('--scenario-file', help='a scenario in YAML or JSON')
+    sim.add_argument('--seeds', type=_seeds, default=None,
+                     help='random-hosts only: the hosts to draw, e.g. '
+                          '61-160 or 3,7,12 (default: its built-in 1-20); '
+                          'hosts no one tuned the policy on')
     sim.add_argument('--out', default='lab-results',
                      help='directory for results.json and the plots')
     sim.set_defaults(func=_simulate)

@@ -500,6 +500,31 @@ class TestAllocatorTargets(testtools.TestCase):
         self.assertTrue(found['random-hosts: utility reads no more than '
                               'static at every point'])
 
+    def test_seeds_no_one_tuned_on_can_be_drawn(self):
+        self.assertEqual((61, 62, 63, 7), random_hosts.parse_seeds(
+            '61-63, 7,62'))
+        for bad in ('', '5-2', 'x', '-3', '1-'):
+            self.assertRaises(ValueError, random_hosts.parse_seeds, bad)
+        scenario = scenarios.named('random-hosts', (61, 62))[0]
+        self.assertEqual(['seed-61', 'seed-62'],
+                         [p.label for p in scenario.points])
+        self.assertIn('2 seeds', scenario.scale)
+        self.assertRaises(spec_mod.ScenarioError, scenarios.named,
+                          'allocator', (61,))
+
+    def test_the_table_ends_with_the_mean_of_each_ratio(self):
+        scenario = scenarios.named('random-hosts', (1, 2))[0]
+        rows = [dict(r, scenario='random-hosts') for r in
+                TestAllocatorTargets.rows(
+                    'seed-1', static=(120, 0), oracle=(100, 0),
+                    utility=(110, 256), **{'cams-paper': (105, 512)})
+                + TestAllocatorTargets.rows(
+                    'seed-2', static=(120, 0), oracle=(100, 0),
+                    utility=(100, 256), **{'cams-paper': (125, 512)})]
+        _, table = scenario.summary(rows)
+        self.assertEqual(['mean', '1.050', '0.924', '0.500'],
+                         [table[-1][0]] + table[-1][-3:])
+
     def test_the_points_build_and_name_their_guests(self):
         for point in ms.ALLOCATOR_POINTS:
             spec = spec_mod.validate(ms.allocator_spec(point))

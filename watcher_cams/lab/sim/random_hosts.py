@@ -14,7 +14,6 @@ import random
 from watcher_cams.lab.sim import memory_scenarios as ms
 
 SEEDS = tuple(range(1, 21))
-SCALE = ms.ALLOCATOR_SCALE + '; one host per seed, %d seeds' % len(SEEDS)
 # What a guest may run, drawn with these weights (idle the least).
 KINDS = ('hot_cold',) * 2 + ('uniform',) * 2 + ('scan',) * 2 + ('idle',)
 RATES_MB_S = (1.0, 2.0, 4.0, 6.0, 8.0)
@@ -26,6 +25,26 @@ HOT_COLD_RANGES_MB = (1024, 2048, 4096, 8192, 16384)
 HOT_SHARES = (0.7, 0.8, 0.9, 0.95)
 PHASE_CHANGE_SHARE = 0.3
 PHASE_S = (1800, 2400, 3600)
+
+
+def scale(seeds):
+    """The scale line of a run over ``seeds``."""
+    return ms.ALLOCATOR_SCALE + '; one host per seed, %d seeds' % len(seeds)
+
+
+def parse_seeds(text):
+    """Seeds from ``'61-160'``, ``'3,7,12'`` or both mixed, in order.
+
+    Raises ValueError on anything else (an empty range too).
+    """
+    seeds = []
+    for part in text.split(','):
+        first, sep, last = part.strip().partition('-')
+        low, high = int(first), int(last) if sep else int(first)
+        if low < 0 or high < low:
+            raise ValueError('bad seed range %r' % part)
+        seeds.extend(range(low, high + 1))
+    return tuple(dict.fromkeys(seeds))
 
 
 def _workload(rng, size_mb):

@@ -215,7 +215,17 @@ class AllocatorScenario(MemoryScenario):
                 _fmt(ratio('utility', 'oracle'), '%.3f'),
                 _fmt(ratio('utility', 'cams-paper'), '%.3f'),
                 _fmt(ratio('utility', 'cams-paper', 'moved_mb'), '%.2f')])
-        return headers, out
+        return headers, out + [_mean_row(headers, out)]
+
+
+def _mean_row(headers, rows):
+    """The mean of each ratio column of ``rows`` ('-' cells left out)."""
+    out = ['mean'] + [''] * (len(headers) - 1)
+    for i in range(len(headers) - 3, len(headers)):
+        values = [float(r[i]) for r in rows if r[i] != '-']
+        out[i] = _fmt(sum(values) / len(values) if values else None,
+                      '%.3f')
+    return out
 
 
 def allocator():
@@ -230,14 +240,15 @@ def allocator():
         strategies=('static', 'sms', 'cams-paper', 'utility', 'oracle'))
 
 
-def random_hosts_scenario():
+def random_hosts_scenario(seeds=random_hosts.SEEDS):
+    """The allocator's checks on the hosts ``seeds`` draw (random_hosts)."""
     pts = [experiment.Point('seed-%d' % seed, {'seed': seed},
                             spec_mod.validate(random_hosts.spec(seed)))
-           for seed in random_hosts.SEEDS]
+           for seed in seeds]
     return AllocatorScenario(
         'random-hosts', 'The allocator on random hosts (random_hosts.py)',
         'no paper: the allocator checks on hosts drawn at random',
-        random_hosts.SCALE, pts,
+        random_hosts.scale(seeds), pts,
         strategies=('static', 'cams-paper', 'utility', 'oracle'))
 
 
@@ -409,8 +420,18 @@ GROUPS = {
 }
 
 
-def named(name):
-    """The scenarios a ``--scenario`` name stands for."""
+def named(name, seeds=None):
+    """The scenarios a ``--scenario`` name stands for.
+
+    ``seeds``: the hosts random-hosts draws (None: its built-in ones);
+    for another scenario, an error.
+    """
+    if seeds is not None:
+        if name != 'random-hosts':
+            raise spec_mod.ScenarioError(
+                'seeds choose the hosts of random-hosts only, not of %r'
+                % name)
+        return [random_hosts_scenario(seeds)]
     if name in GROUPS:
         return [BUILT_IN[n]() for n in GROUPS[name]]
     if name in BUILT_IN:
