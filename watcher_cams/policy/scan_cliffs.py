@@ -114,44 +114,22 @@ def weighed(host, cfg, params, curves, up):
     scan a step from its cliff while all it holds is worth more elsewhere.
     As Talus's convex hull does between its floor and its cliff, all that
     memory is priced at once: its refaults over everything from where it
-    is kept to the cliff. Where that is below what all it holds above
-    there would save the others per MiB (:func:`_others_gain`, by
-    ``value_band``), the scan gives up: nothing it holds is worth
-    anything to it. (Not against the best other taker's next MiB: that
-    may hold for a few granules where the scan holds gigabytes, and once
-    those went, the scan would take them back.) ``up``: what each guest
-    may take ({uuid: MiB}, utility._moves).
+    is kept to the cliff. Where that is below what the best other taker's
+    next MiB saves (by ``value_band``), the scan gives up: nothing it
+    holds is worth anything to it. ``up``: what each guest may take
+    ({uuid: MiB}, utility._moves).
     """
+    blocks = {u for u, c in curves.items()
+              if c.cliff_mb is not None and c.cliff_mb > c.size_mb}
+    best = max((curves[u].hull_at(0, up[u])[0] for u in curves
+                if u not in blocks and up[u]), default=0.0)
     out = dict(curves)
-    for u, c in curves.items():
-        if c.cliff_mb is None or c.cliff_mb <= c.size_mb:
-            continue
-        kept = cache_value.kept_mb(host.guest(u), cfg)
-        whole = c.refault_mb_s / max(c.cliff_mb - kept, params.granule_mb)
-        held = max(c.size_mb - kept, params.granule_mb)
-        others = _others_gain(curves, up, u, held, params.granule_mb) / held
-        if whole * (1 + params.value_band) < others:
+    for u in blocks:
+        c, guest = curves[u], host.guest(u)
+        whole = c.refault_mb_s / max(
+            c.cliff_mb - cache_value.kept_mb(guest, cfg), params.granule_mb)
+        if whole * (1 + params.value_band) < best:
             out[u] = dataclasses.replace(
                 c, segments=((params.min_segment_mb, 0.0),),
                 loss_density=0.0)
     return out
-
-
-def _others_gain(curves, up, giver, amount_mb, g_mb):
-    """MiB/s of reads ``amount_mb`` from ``giver`` would save the others.
-
-    Granule by granule to whoever saves most by its next one (on its
-    curve's hull), within what each may take (``up``, {uuid: MiB}).
-    """
-    taken = {u: 0 for u in curves if u != giver}
-    saved = 0.0
-    while amount_mb >= g_mb:
-        gain, taker = max(((curves[u].hull_at(mb, up[u] - mb)[0], u)
-                           for u, mb in taken.items()
-                           if up[u] - mb >= g_mb), default=(0.0, None))
-        if taker is None or gain <= 0:
-            break
-        saved += gain * g_mb
-        taken[taker] += g_mb
-        amount_mb -= g_mb
-    return saved

@@ -8,7 +8,6 @@ from watcher_cams.policy import guards
 from watcher_cams.policy import host_io
 from watcher_cams.policy import model
 from watcher_cams.policy import mrc
-from watcher_cams.policy import scan_cliffs
 from watcher_cams.policy import utility
 
 CFG = guards.GuardConfig()
@@ -255,33 +254,6 @@ class TestScanCliffs(testtools.TestCase):
         self.assertTrue(first_reuse.unconfirmed(curve))
         self.assertNotIn(placing.uuid,
                          self.moves(placing, self.neighbour(4.0)))
-
-    def test_it_weighs_all_it_holds_against_what_all_of_it_saves_others(
-            self):
-        # 6 MiB/s re-read over the 2,372 MiB from where it is kept to its
-        # cliff: 2.6 MiB/s per GiB. The neighbour's next 128 MiB save 5
-        # per GiB, and nothing after them: all the 1,664 MiB the scan
-        # holds would save it 0.4 per GiB. The scan keeps them.
-        taker, other = scan(2500), self.neighbour(0.5)
-        host = factory.host([taker, other])
-        curves = {g.uuid: utility.value_curve(g, CFG) for g in (taker,
-                                                                 other)}
-        curves[taker.uuid] = scan_cliffs.priced(
-            host, CFG, utility.UtilityParams(), curves)[taker.uuid]
-        up = {taker.uuid: 2048, other.uuid: 2048}
-
-        def weighed(*segments):
-            curves[other.uuid] = dataclasses.replace(
-                curves[other.uuid], segments=segments)
-            return scan_cliffs.weighed(host, CFG, utility.UtilityParams(),
-                                       curves, up)[taker.uuid]
-        self.assertEqual(curves[taker.uuid], weighed(
-            (128, 5.0 / 1024), (4096, 0.0)))
-        # Were they all worth that, it gives up: nothing it holds saves a
-        # read until it reaches its cliff.
-        given_up = weighed((4096, 5.0 / 1024))
-        self.assertEqual(0.0, given_up.loss_density)
-        self.assertEqual(0.0, given_up.gain(4096))
 
     def test_its_reach_stays_in_the_policy_state(self):
         taker = scan(2500)
