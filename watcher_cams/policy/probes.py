@@ -12,6 +12,7 @@ guest without an agent whose steps measured nothing.
 """
 
 from watcher_cams.policy import cache_value
+from watcher_cams.policy import first_reuse
 from watcher_cams.policy import guards
 from watcher_cams.policy import host_only
 from watcher_cams.policy import model
@@ -345,3 +346,71 @@ def _flat_below_mb(curve):
             and curve.measured_slope(x, here) == 0.0
             and x.disk_mb_s >= (1 - mrc.NOISE_SHARE) * here.disk_mb_s]
     return max(flat, default=0)
+
+
+def stream_probe(host, cfg, params, curves, rooms):
+    """One step toward a guest reading like a stream from too small a cache.
+
+    Or None. A guest that reads from disk and refaults (next to) nothing
+    re-reads nothing its shadow entries remember: a stream, or a scan
+    whose reuse lies further back than its cache and shadows reach (about
+    SURE_SHADOW_LRUS file LRUs: first_reuse). A scan started or shrunk at
+    a small size never shows what it is from there, while the host could
+    hold it (a 1 GiB scan woken at a 128 MiB cache read 4 MiB/s for 90
+    minutes). Where its cache and shadows do not reach all it could ever
+    cache, one step grows its file LRU to where they would
+    (:func:`_unseen_reuse_step`): the next windows show its re-reads as
+    refaults, which the other rules price, or none, and the water-filling
+    gives the step back, at no loss to it. Not again while the larger size
+    is remembered. Only memory nobody was seen to use goes to it
+    (:func:`_free_room_mb`): a reader of random blocks over a terabyte
+    looks the same, and the step would cost a neighbour's hot set the
+    reads it serves, every time the larger size is forgotten.
+    """
+    steps = {u: _unseen_reuse_step(c, host.guest(u), host, cfg, params)
+             for u, c in sorted(curves.items())}
+    taker = max((u for u, step in steps.items() if step),
+                key=lambda u: (curves[u].disk_mb_s, u), default=None)
+    if taker is None:
+        return None
+    down = {u: _free_room_mb(c, rooms[u], params)
+            for u, c in curves.items()}
+    donors, loss = _probe_donors(curves, down, taker, steps[taker], params)
+    amount = sum(donors.values())
+    bound = curves[taker].disk_mb_s / max(amount, 1)
+    if not donors or bound - loss * (1 + params.value_band) <= (
+            params.min_value / 1024.0):
+        return None
+    why = ('utility (%s): %d MiB toward a guest whose cache and shadow '
+           'entries are too small to show a re-read; costs at most %.3f '
+           'MiB/s of reads' % (PROBE, amount, loss * amount))
+    return _step(host, cfg, donors, taker, why)
+
+
+def _unseen_reuse_step(curve, guest, host, cfg, params):
+    """MiB that would let a guest's shadows show a re-read, or 0.
+
+    See :func:`stream_probe`: a guest with an agent (one without has
+    wide_probe), its window clean, reading from disk and refaulting at
+    most first_reuse.FRESH_SHARE of it, never measured larger (while
+    remembered), whose file LRU and shadows reach less than it could ever
+    cache (guards.reachable_mb less its used memory). The step grows its
+    file LRU to a (1 + SURE_SHADOW_LRUS)th of that, within what it may
+    take this cycle.
+    """
+    g_mb = params.granule_mb
+    if (guest.host_only or curve.resized or curve.filling
+            or curve.disk_mb_s < mrc.READ_MB_S
+            or curve.refault_mb_s
+            > first_reuse.FRESH_SHARE * curve.disk_mb_s
+            or any(x.size_mb >= curve.size_mb + g_mb / 2
+                   for x in curve.seen)):
+        return 0
+    lru_mb = guest.sample.file_lru_mb
+    cacheable_mb = (guards.reachable_mb(host, guest, cfg)
+                    - guest.sample.used_mb)
+    lrus = 1 + first_reuse.SURE_SHADOW_LRUS
+    if lru_mb * lrus >= cacheable_mb:
+        return 0
+    step = min(guards.room_up(guest, cfg), cacheable_mb / lrus - lru_mb)
+    return int(step - step % g_mb) if step >= g_mb else 0

@@ -94,10 +94,11 @@ def _scan_block(guest, params, curve):
 
 
 def _past_its_shadows(curve, guest):
-    """Whether a scan with a known reach reads as a stream only because
-    its re-reads lie beyond its shadow entries (first_reuse.beyond_shadows).
+    """Whether a confirmed scan reads as a stream for want of shadows.
 
-    It reads from disk and refaults (next to) nothing, none activated.
+    Its re-reads lie beyond its shadow entries
+    (first_reuse.beyond_shadows): it reads from disk and refaults (next
+    to) nothing, none activated.
     """
     return (first_reuse.beyond_shadows(curve.reach, guest)
             and curve.disk_mb_s >= mrc.READ_MB_S

@@ -325,6 +325,7 @@ def plan(host: model.HostView, cfg: guards.GuardConfig,
         rooms = _donor_rooms(host, cfg, curves, _up_rooms(
             host, cfg, curves, params.granule_mb))
         other = (probes.probe(host, cfg, params, curves, rooms)
+                 or probes.stream_probe(host, cfg, params, curves, rooms)
                  or _tie_break(host, cfg, params, curves)
                  or probes.wide_probe(host, cfg, params, curves, rooms))
         if other is not None:

@@ -971,6 +971,45 @@ class TestProbe(testtools.TestCase):
         self.assertFalse(any('probe' in m.reason for m in utility.plan(
             factory.host([cold, fits]), CFG).moves))
 
+    def test_a_stream_too_small_to_show_a_re_read_is_probed(self):
+        # 4 MiB/s read from disk, not one refault, from a 128 MiB file
+        # LRU: with its shadows it remembers 384 MiB of evictions, where
+        # it could cache 3,840 MiB (its maximum less its used memory). A
+        # scan of a GiB looks just like that from there. A step toward
+        # 1,280 MiB of file LRU goes to it from memory nobody uses: the
+        # free memory of an idle neighbour.
+        stream = factory.guest(1, actual_mb=384, active_mb=0,
+                               inactive_mb=128, read_mb_s=4.0,
+                               read_since_boot_mb=40000)
+        self.other = factory.guest(2, active_mb=0, inactive_mb=0)
+        moves = {m.instance: m for m in self.plan(stream).moves}
+        self.assertEqual(1152, moves[stream.uuid].delta_mb)
+        self.assertIn('utility (probe)', moves[stream.uuid].reason)
+        self.assertIn('too small to show a re-read',
+                      moves[stream.uuid].reason)
+        # Measured larger, reading as much: a stream, not probed again.
+        tried = remembering(stream, (384, 0.0, 64, self.now - 60, 4.0, 3),
+                            (1152, 0.0, 64, self.now - 300, 4.0, 3))
+        self.assertFalse(any('probe' in m.reason
+                             for m in self.plan(tried).moves))
+        # Re-reading some of what it reads, it shows what it is.
+        some = factory.guest(1, actual_mb=384, active_mb=0,
+                             inactive_mb=128, read_mb_s=4.0,
+                             refault_s=factory.pages_s(0.4),
+                             read_since_boot_mb=40000)
+        self.assertFalse(any('too small' in m.reason
+                             for m in self.plan(some).moves))
+        # So would a scan of all it could cache, from a 1,792 MiB LRU.
+        large = factory.guest(1, active_mb=0, inactive_mb=1792,
+                              read_mb_s=4.0, read_since_boot_mb=40000)
+        self.assertFalse(any('too small' in m.reason
+                             for m in self.plan(large).moves))
+        # A neighbour that uses its memory gives none to a probe.
+        self.other = factory.guest(2, read_mb_s=0.5,
+                                   refault_s=factory.pages_s(0.3),
+                                   activate_s=factory.pages_s(0.1))
+        self.assertEqual([], self.plan(stream).moves)
+
     def test_a_probe_takes_what_a_donor_can_give(self):
         # The step is a quarter of the scan's cache (448 MiB); the only
         # donor keeps its active list and may give 164 MiB: the probe
