@@ -42,8 +42,9 @@ def priced(host, cfg, params, curves):
     that over all the reach (next to nothing per MiB). Shrunk, its shadow
     entries would no longer reach that reuse, and nothing would show it
     again: what it gives costs, per MiB, what a probe toward it is valued
-    at (its refaults over one step). Not once it may not grow: its reuse
-    lies beyond what it can have.
+    at (its refaults over one step). Not once it may not grow, or once
+    its reach puts its cliff beyond its maximum (probes.reach_beyond_max):
+    its reuse lies beyond what it can have.
     """
     out = dict(curves)
     for u, c in curves.items():
@@ -57,7 +58,8 @@ def priced(host, cfg, params, curves):
         if block is not None:
             out[u] = block
             continue
-        if not probes.cliff_unplaced(c, DONOR_SHARE, DONOR_ACTIVATED):
+        if not probes.cliff_unplaced(c, DONOR_SHARE, DONOR_ACTIVATED) or (
+                probes.reach_beyond_max(c, host.guest(u))):
             continue
         step = probes.cliff_step(host.guest(u), cfg, params)
         if step:

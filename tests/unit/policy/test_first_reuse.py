@@ -8,6 +8,7 @@ from watcher_cams.policy import guards
 from watcher_cams.policy import host_io
 from watcher_cams.policy import model
 from watcher_cams.policy import mrc
+from watcher_cams.policy import scan_cliffs
 from watcher_cams.policy import utility
 
 CFG = guards.GuardConfig()
@@ -254,6 +255,24 @@ class TestScanCliffs(testtools.TestCase):
         self.assertTrue(first_reuse.unconfirmed(curve))
         self.assertNotIn(placing.uuid,
                          self.moves(placing, self.neighbour(4.0)))
+
+    def test_a_reach_beyond_its_maximum_is_owed_no_probe(self):
+        # Re-reading as a scan of 5,000 MiB does, within a 4 GiB flavor:
+        # no size it may have holds it. Its cliff is no longer unknown,
+        # so what it gives is not priced as a probe toward it, and it
+        # takes none: the neighbour's next MiB gets its memory.
+        far = scan(5000)
+        host = factory.host([far, self.neighbour(2.0)])
+        priced = scan_cliffs.priced(host, CFG, utility.UtilityParams(), {
+            g.uuid: utility.value_curve(g, CFG) for g in host.guests})
+        self.assertLess(priced[far.uuid].loss_density * 1024, 0.5)
+        moves = self.moves(far, self.neighbour(2.0))
+        self.assertLess(moves[far.uuid].delta_mb, 0)
+        self.assertNotIn('probe', moves[far.uuid].reason)
+        # Unplaced (no reach), the same reads are probed toward.
+        unplaced = dataclasses.replace(far, policy_state={})
+        moves = self.moves(unplaced, self.neighbour(2.0))
+        self.assertGreater(moves[unplaced.uuid].delta_mb, 0)
 
     def test_its_reach_stays_in_the_policy_state(self):
         taker = scan(2500)
