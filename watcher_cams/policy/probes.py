@@ -353,6 +353,16 @@ def _free_room_mb(curve, room_mb, params):
     return int(room_mb - room_mb % params.granule_mb)
 
 
+def _unused_room_mb(curve, room_mb, params):
+    """MiB of ``room_mb`` (whole granules) the guest's cache left unused.
+
+    Its free memory, where its cache did not grow over the window
+    (cache_value.ValueCurve.unused_mb): not a cache still filling it.
+    """
+    room_mb = min(room_mb, curve.unused_mb)
+    return int(room_mb - room_mb % params.granule_mb)
+
+
 def _flat_below_mb(curve):
     """MiB down to the smallest size measured reading as much as now.
 
@@ -381,10 +391,11 @@ def stream_probe(host, cfg, params, curves, rooms):
     (:func:`_unseen_reuse_step`): the next windows show its re-reads as
     refaults, which the other rules price, or none, and the water-filling
     gives the step back, at no loss to it. Not again while the larger size
-    is remembered. Only memory nobody was seen to use goes to it
-    (:func:`_free_room_mb`): a reader of random blocks over a terabyte
+    is remembered. Only memory a cache left unused goes to it
+    (:func:`_unused_room_mb`): a reader of random blocks over a terabyte
     looks the same, and the step would cost a neighbour's hot set the
-    reads it serves, every time the larger size is forgotten.
+    reads it serves, or a filling cache the memory it fills next, every
+    time the larger size is forgotten.
     """
     steps = {u: _unseen_reuse_step(c, host.guest(u), host, cfg, params)
              for u, c in sorted(curves.items())}
@@ -392,7 +403,7 @@ def stream_probe(host, cfg, params, curves, rooms):
                 key=lambda u: (curves[u].disk_mb_s, u), default=None)
     if taker is None:
         return None
-    down = {u: _free_room_mb(c, rooms[u], params)
+    down = {u: _unused_room_mb(c, rooms[u], params)
             for u, c in curves.items()}
     donors, loss = _probe_donors(curves, down, taker, steps[taker], params)
     amount = sum(donors.values())
