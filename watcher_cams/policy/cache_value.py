@@ -247,9 +247,14 @@ def value_curve(guest, cfg, params):
         dormant, seen = seen, ()
         segments, filling = ((params.min_segment_mb, 0.0),), False
         confirmed = guest.sample.timestamp
+    reach = first_reuse.remembered(guest.policy_state.get(mrc.STATE_KEY))
     if idle is None and not resized:
-        seen = mrc.of_this_phase(seen, guest.actual_mb, disk, params)
-        confirmed = guest.sample.timestamp
+        kept = mrc.of_this_phase(seen, guest.actual_mb, disk, params)
+        if seen and not kept:
+            # Its reads at this size moved: a new workload, whose reach
+            # its own first re-read will tell.
+            reach = first_reuse.Reach()
+        seen, confirmed = kept, guest.sample.timestamp
     inactive_hits = _inactive_hit_density(guest, r, params)
     # Reuse the cache showed while it filled prices its free memory.
     fill_mb = disk * params.fill_horizon_s if (
@@ -263,8 +268,7 @@ def value_curve(guest, cfg, params):
                            (segments, released), free_mb)
     measured_mb = 0.0
     resumed = mrc.resumed_from(guest, idle, seen)
-    reach = first_reuse.tracked(first_reuse.remembered(
-        guest.policy_state.get(mrc.STATE_KEY)), guest, r, disk)
+    reach = first_reuse.tracked(reach, guest, r, disk)
     if idle is None and not filling and not resized:
         seen, segments, measured_mb = mrc.measured_since(
             guest, r, segments, seen, (disk, refault), params, resumed)

@@ -274,6 +274,22 @@ class TestScanCliffs(testtools.TestCase):
         moves = self.moves(unplaced, self.neighbour(2.0))
         self.assertGreater(moves[unplaced.uuid].delta_mb, 0)
 
+    def test_a_phase_change_drops_the_reach(self):
+        # Measured at this size reading 1 MiB/s, it now reads 6: its
+        # reads moved by more than half, a new workload, and the reach
+        # its old scan placed prices nothing of it.
+        changed = dataclasses.replace(scan(2500), policy_state={
+            utility.STATE_KEY: {'reuse_mb': 2500, 'scanned_mb': 2500,
+                                'seen': [[2048, 0.0, 64, 900.0, 1.0, 3]]}})
+        self.assertEqual(first_reuse.Reach(), utility.value_curve(
+            changed, CFG).reach)
+        # Reading as much as then, it keeps it.
+        same = dataclasses.replace(changed, policy_state={
+            utility.STATE_KEY: {'reuse_mb': 2500, 'scanned_mb': 2500,
+                                'seen': [[2048, 0.0, 64, 900.0, 6.0, 3]]}})
+        self.assertEqual(2500, utility.value_curve(
+            same, CFG).reach.reuse_mb)
+
     def test_its_reach_stays_in_the_policy_state(self):
         taker = scan(2500)
         plan = utility.plan(factory.host([taker, self.neighbour(0.5)]), CFG)
