@@ -97,7 +97,9 @@ def tracked(reach, guest, r, reads_mb_s):
     if read_mb < WINDOW_MB:
         return reach
     refault_mb = min(read_mb, r.refault_s * model.MB_PER_PAGE * r.interval_s)
-    if reach.reuse_mb is not None and _scan_window(r, read_mb, refault_mb):
+    activated_mb = r.activate_s * model.MB_PER_PAGE * r.interval_s
+    if reach.reuse_mb is not None and rereads_as_scan(
+            read_mb, refault_mb, activated_mb):
         reach = dataclasses.replace(reach, scanned_mb=reach.reuse_mb)
     if refault_mb <= FRESH_SHARE * read_mb:
         if beyond_shadows(reach, guest):
@@ -119,11 +121,15 @@ def tracked(reach, guest, r, reads_mb_s):
     return Reach(reuse_mb=reuse)
 
 
-def _scan_window(r, read_mb, refault_mb):
-    """Whether a window re-read as a scan does (SCAN_SHARE)."""
-    activated_mb = r.activate_s * model.MB_PER_PAGE * r.interval_s
-    return (refault_mb >= SCAN_SHARE * read_mb
-            and activated_mb <= mrc.NOISE_SHARE * refault_mb)
+def rereads_as_scan(read, refault, activated):
+    """Whether reads re-read as a scan does (SCAN_SHARE).
+
+    ``read``, ``refault``, ``activated``: in one unit (MiB of a window,
+    or MiB/s): at least SCAN_SHARE of the reads refault, at most
+    mrc.NOISE_SHARE of those activated.
+    """
+    return (refault >= SCAN_SHARE * read
+            and activated <= mrc.NOISE_SHARE * refault)
 
 
 def unconfirmed(curve):

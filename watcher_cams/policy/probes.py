@@ -268,19 +268,17 @@ def reach_beyond_max(curve, guest):
     """Whether the guest's known reach puts its cliff beyond its maximum.
 
     Its first re-read placed the reach (first_reuse), and this window
-    re-reads as that scan does (first_reuse.SCAN_SHARE of its reads
-    refaults, next to none activated: a reach a phase change left behind
-    is not taken for the workload's now). Used memory and that reach
-    exceed its flavor memory, so no size it may have holds the scan
-    (first_reuse.cliff places no cliff there), and its cliff is no
-    longer unknown: neither a probe nor its price is owed to it.
+    re-reads as that scan does (first_reuse.rereads_as_scan: a reach a
+    phase change left behind is not taken for the workload's now). Used
+    memory and that reach exceed its flavor memory, so no size it may
+    have holds the scan (first_reuse.cliff places no cliff there), and
+    its cliff is no longer unknown: neither a probe nor its price is owed
+    to it.
     """
     return (curve.reach.reuse_mb is not None
             and guest.sample.used_mb + curve.reach.reuse_mb > guest.max_mb
-            and curve.refault_mb_s >= first_reuse.SCAN_SHARE
-            * curve.disk_mb_s
-            and curve.activate_mb_s <= mrc.NOISE_SHARE
-            * curve.refault_mb_s)
+            and first_reuse.rereads_as_scan(
+                curve.disk_mb_s, curve.refault_mb_s, curve.activate_mb_s))
 
 
 def reads_as_scan(curve, share, activated):
