@@ -928,12 +928,18 @@ def tempest(regex='watcher_cams_tempest_plugin'):
         'cams-aio-%d' % os.getpid(), TEMPEST)
     deploy.write(os.path.join(TEMPEST, 'etc', 'tempest.conf'),
                  tempest_conf())
+    env = dict(os.environ, PATH=path(), PYTHONWARNINGS='ignore')
     with ksm_tuning.fast():
-        return subprocess.run(
+        returncode = subprocess.run(
             [os.path.join(BIN, 'tempest'), 'run', '--serial', '--regex',
-             regex], cwd=TEMPEST,
-            env=dict(os.environ, PATH=path(), PYTHONWARNINGS='ignore')
-        ).returncode
+             regex], cwd=TEMPEST, env=env).returncode
+    if returncode:
+        # Last, so the tail a CI report keeps names each failed test and
+        # its traceback rather than the cleanup log of the last test run.
+        print('== failed tempest tests', flush=True)
+        subprocess.run([os.path.join(BIN, 'stestr'), 'failing'],
+                       cwd=TEMPEST, env=env)
+    return returncode
 
 
 def exports():
