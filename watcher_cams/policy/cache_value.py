@@ -235,26 +235,11 @@ def value_curve(guest, cfg, params):
         0.0, free_mb)
     last_resize = last_balloon_change(guest)
     resized = resized_in_window(guest, last_resize, params)
-    seen = mrc.remembered(guest, params)
-    idle = mrc.idle_since(guest, seen, disk, params)
-    dormant = ()
-    confirmed = mrc.confirmed_at(guest)
+    past = _history(guest, disk, resized, params)
+    seen, idle, confirmed = past.seen, past.idle_since, past.confirmed_at
     if idle is not None:
-        # What its cache holds is no longer read, and what was measured
-        # was of its old workload: all but its used memory may go (one
-        # flat segment: no knee keeps its active list). Those measurements
-        # wait for its return: nothing it read since contradicts them.
-        dormant, seen = seen, ()
+        # One flat segment: no knee keeps an idle guest's active list.
         segments, filling = ((params.min_segment_mb, 0.0),), False
-        confirmed = guest.sample.timestamp
-    reach = first_reuse.remembered(guest.policy_state.get(mrc.STATE_KEY))
-    if idle is None and not resized:
-        kept = mrc.of_this_phase(seen, guest.actual_mb, disk, params)
-        if seen and not kept:
-            # Its reads at this size moved: a new workload, whose reach
-            # its own first re-read will tell.
-            reach = first_reuse.Reach()
-        seen, confirmed = kept, guest.sample.timestamp
     inactive_hits = _inactive_hit_density(guest, r, params)
     # Reuse the cache showed while it filled prices its free memory.
     fill_mb = disk * params.fill_horizon_s if (
@@ -268,7 +253,7 @@ def value_curve(guest, cfg, params):
                            (segments, released), free_mb)
     measured_mb = 0.0
     resumed = mrc.resumed_from(guest, idle, seen)
-    reach = first_reuse.tracked(reach, guest, r, disk)
+    reach = first_reuse.tracked(past.reach, guest, r, disk)
     if idle is None and not filling and not resized:
         seen, segments, measured_mb = mrc.measured_since(
             guest, r, segments, seen, (disk, refault), params, resumed)
@@ -280,7 +265,7 @@ def value_curve(guest, cfg, params):
         fill_density=(_fill_density(guest, r, params) if filling
                       else None),
         last_resize=last_resize,
-        idle_since=idle, confirmed_at=confirmed, dormant=dormant,
+        idle_since=idle, confirmed_at=confirmed, dormant=past.dormant,
         resumed_from=resumed,
         priced_below=released > 0,
         capacity_mb=guest.actual_mb - guest.sample.used_mb,
@@ -292,6 +277,43 @@ def value_curve(guest, cfg, params):
         no_loss_mb=max(unused_mb,
                        step_mb(guest, cfg, free_mb) if quiet else 0.0),
         reach=reach)
+
+
+@dataclasses.dataclass(frozen=True)
+class _History:
+    """What was measured of a guest's workload before this window."""
+
+    seen: tuple
+    dormant: tuple
+    idle_since: object
+    confirmed_at: float
+    reach: first_reuse.Reach
+
+
+def _history(guest, disk, resized, params):
+    """The measurements (and reach) that still describe the guest's reads.
+
+    Those an idle guest's old workload left wait, dormant, for its return;
+    those its reads at this size contradict are dropped, reach included.
+    """
+    seen = mrc.remembered(guest, params)
+    idle = mrc.idle_since(guest, seen, disk, params)
+    reach = first_reuse.remembered(guest.policy_state.get(mrc.STATE_KEY))
+    if idle is not None:
+        # What its cache holds is no longer read, and what was measured
+        # was of its old workload: all but its used memory may go. Those
+        # measurements wait for its return: nothing it read since
+        # contradicts them.
+        return _History((), seen, idle, guest.sample.timestamp, reach)
+    confirmed = mrc.confirmed_at(guest)
+    if not resized:
+        kept = mrc.of_this_phase(seen, guest.actual_mb, disk, params)
+        if seen and not kept:
+            # Its reads at this size moved: a new workload, whose reach
+            # its own first re-read will tell.
+            reach = first_reuse.Reach()
+        seen, confirmed = kept, guest.sample.timestamp
+    return _History(seen, (), idle, confirmed, reach)
 
 
 def step_mb(guest, cfg, free_mb):
