@@ -86,6 +86,9 @@ class ValueCurve:
     reach: first_reuse.Reach = first_reuse.Reach()
     # Where that puts its cliff, once it prices the curve (utility).
     cliff_mb: float = None
+    # A scan that fits: (the size below which it no longer does, the MiB/s
+    # it then reads), once it prices the curve (first_reuse.held_cliff).
+    held_cliff: tuple = None
 
     def density_at(self, offset_mb):
         return mrc.segment_at(self.segments, offset_mb)
@@ -134,6 +137,12 @@ class ValueCurve:
             if (seen.size_mb < top
                     and seen.size_mb + seen.length_mb > top - amount_mb):
                 loss = max(loss, seen.density)
+        if self.held_cliff is not None:
+            fits_mb, reads_mb_s = self.held_cliff
+            if top >= fits_mb > top - amount_mb:
+                # All its reads come back with the step that crosses it,
+                # however large: not a slope between two measurements.
+                loss = max(loss, reads_mb_s / amount_mb)
         return max(loss, self.measured_loss(given_mb, amount_mb))
 
     def measured_loss(self, given_mb, amount_mb):

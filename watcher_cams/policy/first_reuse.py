@@ -216,3 +216,26 @@ def cliff(curve, guest):
     if fits_mb <= max(passed, default=0) or fits_mb > guest.max_mb:
         return None
     return fits_mb, curve.refault_mb_s / max(fits_mb - guest.actual_mb, 1.0)
+
+
+def held_cliff(curve, guest):
+    """(MiB below which a fitted scan misses, MiB/s it then reads), or None.
+
+    A confirmed scan (``scanned_mb``) whose file LRU holds its reach and
+    that reads (next to) nothing now, measured at a smaller size below its
+    cliff: there it read what the host measured, and any step that takes
+    it below its used memory and its reach brings all of that back. Priced
+    as a slope between the two sizes, a step of half that distance seemed
+    to cost half those reads (cache_value.ValueCurve.loss_at). The reach
+    is the guest's claim; what it protects is priced by the host's reads.
+    """
+    if curve.reach.scanned_mb is None:
+        return None
+    fits_mb = guest.sample.used_mb + curve.reach.scanned_mb
+    below = [x for x in curve.seen if x.size_mb < fits_mb]
+    if fits_mb > guest.actual_mb or not below:
+        return None
+    missed = max(below, key=lambda x: x.size_mb).disk_mb_s
+    if curve.disk_mb_s > mrc.NOISE_SHARE * missed:
+        return None
+    return fits_mb, missed - curve.disk_mb_s

@@ -70,15 +70,16 @@ def capacity_mb(host: model.HostView, cfg: GuardConfig) -> int:
     return max(0, host.ram_mb - reserved) + safe_ksm_mb(host, cfg)
 
 
-def reachable_mb(host, guest, cfg):
+def reachable_mb(host, guest, cfg, kept_mb=0):
     """The most ``guest`` could ever hold on ``host``.
 
     Its flavor memory, or what the host may promise less every other
-    guest's floor, if less: memory beyond that saves it nothing, however
-    many cycles it takes.
+    guest's floor (and ``kept_mb`` that others keep above theirs), if
+    less: memory beyond that saves it nothing, however many cycles it
+    takes.
     """
     others = sum(floor_mb(g, cfg) for g in host.guests if g is not guest)
-    return min(ceiling_mb(guest), capacity_mb(host, cfg) - others)
+    return min(ceiling_mb(guest), capacity_mb(host, cfg) - others - kept_mb)
 
 
 def room_down(guest, cfg, allocated=None):

@@ -46,11 +46,16 @@ def priced(host, cfg, params, curves):
     its reach puts its cliff beyond its maximum (probes.reach_beyond_max):
     its reuse lies beyond what it can have.
     """
+    held = {u: first_reuse.held_cliff(c, host.guest(u))
+            for u, c in curves.items()}
     out = dict(curves)
     for u, c in curves.items():
+        if held[u] is not None:
+            out[u] = dataclasses.replace(c, held_cliff=held[u])
+            continue
         block = _scan_block(host.guest(u), params, c)
-        if block is not None and block.cliff_mb > guards.reachable_mb(
-                host, host.guest(u), cfg):
+        if block is not None and block.cliff_mb > _reachable_mb(
+                host, cfg, block, u, held):
             # Its cliff lies beyond all the host could give it: what it
             # holds saves nothing it could ever save (as in weighed()).
             block = dataclasses.replace(block, segments=(
@@ -66,6 +71,21 @@ def priced(host, cfg, params, curves):
             out[u] = dataclasses.replace(c, loss_density=max(
                 c.loss_density, c.refault_mb_s / step))
     return out
+
+
+def _reachable_mb(host, cfg, block, uuid, held):
+    """guards.reachable_mb, less what scans that fit hold of no less worth.
+
+    ``held``: {uuid: first_reuse.held_cliff or None}. Memory a scan that
+    fits holds above its floor comes only with all its reads: taken from
+    one that reads at least as much as ``block`` refaults, it saves
+    nothing, so it is not reach.
+    """
+    kept = 0
+    for u, found in held.items():
+        if found and u != uuid and found[1] >= block.refault_mb_s:
+            kept += max(0, found[0] - guards.floor_mb(host.guest(u), cfg))
+    return guards.reachable_mb(host, host.guest(uuid), cfg, kept)
 
 
 def _scan_block(guest, params, curve):

@@ -290,6 +290,56 @@ class TestScanCliffs(testtools.TestCase):
         self.assertEqual(2500, utility.value_curve(
             same, CFG).reach.reuse_mb)
 
+    def fitted(self, seen=((2048, 0.0, 64, 900.0, 6.0, 3),)):
+        """A confirmed scan of 2,500 MiB that fits at 3,072 MiB.
+
+        It reads nothing; ``seen``: measured at 2,048 MiB reading
+        6 MiB/s (the policy state's lists).
+        """
+        guest = factory.guest(3, actual_mb=3072, active_mb=2600,
+                              inactive_mb=216, read_since_boot_mb=40000)
+        return dataclasses.replace(guest, policy_state={
+            utility.STATE_KEY: {'reuse_mb': 2500, 'scanned_mb': 2500,
+                                'seen': [list(x) for x in seen]}})
+
+    def priced(self, host):
+        return scan_cliffs.priced(host, CFG, utility.UtilityParams(), {
+            g.uuid: utility.value_curve(g, CFG) for g in host.guests})
+
+    def test_a_scan_that_fits_loses_all_its_reads_past_its_cliff(self):
+        # It fits at its used memory and its reach: 2,756 MiB. A step
+        # to below there brings back all 6 MiB/s, however large; priced
+        # as the slope between its two sizes (6 MiB/s over 1,024 MiB), a
+        # 960 MiB step seemed to cost 5.6 of them.
+        fitted = self.fitted()
+        curve = self.priced(factory.host([fitted]))[fitted.uuid]
+        self.assertEqual((2756, 6.0), curve.held_cliff)
+        self.assertAlmostEqual(6.0, curve.loss_at(0, 960) * 960)
+        self.assertAlmostEqual(6.0, curve.loss_at(0, 320) * 320)
+        # Within its slack the slope still prices it.
+        self.assertAlmostEqual(6.0 / 1024, curve.loss_at(0, 256))
+        # Never measured below its cliff, nothing says what it would read.
+        alone = self.fitted(seen=())
+        self.assertIsNone(self.priced(factory.host([alone]))[
+            alone.uuid].held_cliff)
+
+    def test_a_cliff_only_a_fitted_scan_could_make_room_for_gives_up(self):
+        # The scan short of its cliff (2,756 MiB) could reach it only
+        # with memory the fitted scan needs for all its 6 MiB/s (the
+        # neighbour's floor is 1,664 MiB): taking it would save nothing.
+        # So it gives what it holds to the neighbour, as one whose cliff
+        # the host cannot hold does.
+        neighbour = self.neighbour(2.0)
+        neighbour = dataclasses.replace(neighbour, sample=dataclasses.replace(
+            neighbour.sample, committed_as_kb=1536 * 1024))
+        short = scan(2500)
+        host = factory.host([short, self.fitted(), neighbour], ram_mb=7168)
+        self.assertEqual(4096, guards.reachable_mb(host, short, CFG))
+        moves = {m.instance: m for m in utility.plan(host, CFG).moves}
+        self.assertEqual(-896, moves[short.uuid].delta_mb)
+        self.assertIn('value 0.000', moves[short.uuid].reason)
+        self.assertEqual(896, moves[neighbour.uuid].delta_mb)
+
     def test_its_reach_stays_in_the_policy_state(self):
         taker = scan(2500)
         plan = utility.plan(factory.host([taker, self.neighbour(0.5)]), CFG)
