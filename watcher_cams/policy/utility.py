@@ -98,19 +98,17 @@ def value_curve(guest, cfg, params=UtilityParams()):
     return cache_value.value_curve(guest, cfg, params)
 
 
-def _moves(host, cfg, params, curves):
+def _moves(host, cfg, params, curves, up):
     """Greedy water-filling.
 
-    Returns ({uuid: delta_mb}, saved MiB/s, the uuids whose moves
-    host-measured reads priced).
+    ``up``: what each guest may take (:func:`_up_rooms`). Returns
+    ({uuid: delta_mb}, saved MiB/s, the uuids whose moves host-measured
+    reads priced).
     """
     guests = {g.uuid: g for g in host.guests if g.uuid in curves}
     g_mb = params.granule_mb
     # Room at the start of the cycle; it shifts by exactly what has moved.
-    # No reversal of a resize whose echo is still in the rates. Nothing to
-    # a guest that has not filled what it has: nothing says what more
-    # would save it until it did.
-    up = _up_rooms(host, cfg, curves, g_mb)
+    # No reversal of a resize whose echo is still in the rates.
     down = _donor_rooms(host, cfg, curves, up)
     delta = dict.fromkeys(guests, 0)
     threshold = params.min_value / 1024.0  # per MiB moved
@@ -140,7 +138,12 @@ def _moves(host, cfg, params, curves):
 
 
 def _up_rooms(host, cfg, curves, g_mb):
-    """{uuid: MiB each guest may take}: see :func:`_moves`."""
+    """{uuid: MiB each guest may take}.
+
+    Nothing to a guest whose shrink still echoes in its rates, nor to one
+    that has not filled what it has: nothing says what more would save it
+    until it did.
+    """
     return {u: guards.room_up(host.guest(u), cfg)
             if c.resized >= 0 and c.free_mb < g_mb else 0
             for u, c in curves.items()}
@@ -317,13 +320,13 @@ def plan(host: model.HostView, cfg: guards.GuardConfig,
         if curve is not None:
             curves[g.uuid] = curve
     states = _remember(host, curves)
+    # Pricing scans' cliffs leaves what decides these rooms as it was.
+    up = _up_rooms(host, cfg, curves, params.granule_mb)
     curves = scan_cliffs.weighed(
-        host, cfg, params, scan_cliffs.priced(host, cfg, params, curves),
-        _up_rooms(host, cfg, curves, params.granule_mb))
-    delta, saved, measured = _moves(host, cfg, params, curves)
+        host, cfg, params, scan_cliffs.priced(host, cfg, params, curves), up)
+    delta, saved, measured = _moves(host, cfg, params, curves, up)
     if not any(delta.values()):
-        rooms = _donor_rooms(host, cfg, curves, _up_rooms(
-            host, cfg, curves, params.granule_mb))
+        rooms = _donor_rooms(host, cfg, curves, up)
         other = (probes.probe(host, cfg, params, curves, rooms)
                  or probes.stream_probe(host, cfg, params, curves, rooms)
                  or _tie_break(host, cfg, params, curves)
