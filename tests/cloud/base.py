@@ -207,6 +207,20 @@ def finished(kind, uuid):
     return state if state in ('SUCCEEDED', 'FAILED', 'CANCELLED') else None
 
 
+def oneshot_audit(*args):
+    """A one-shot audit (``openstack optimize audit create`` ``args``).
+
+    Auto-triggered and forced (see :func:`start_actions`); returns its
+    UUID once it SUCCEEDED, else raises AssertionError.
+    """
+    audit = openstack('optimize', 'audit', 'create', *args,
+                      '--auto-trigger', '--force')['UUID']
+    state = wait_for('audit', lambda: finished('audit', audit))
+    if state != 'SUCCEEDED':
+        raise AssertionError('the one-shot audit %s %s' % (audit, state))
+    return audit
+
+
 def start_actions(actions):
     """An actuator audit with ``actions``, its plan started: the plan.
 

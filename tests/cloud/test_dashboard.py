@@ -73,10 +73,7 @@ class TestDashboardPanel(testtools.TestCase):
         template = base.scoped_template(
             self, 'cams-dashboard-margin', 'memory_cache_efficiency',
             'margin_balloon', self.servers.values())
-        audit = base.openstack('optimize', 'audit', 'create', '-a', template,
-                               '--auto-trigger')['UUID']
-        self.assertEqual('SUCCEEDED', base.wait_for(
-            'audit', lambda: base.finished('audit', audit)))
+        audit = base.oneshot_audit('-a', template)
         [plan] = base.openstack('optimize', 'actionplan', 'list', '--audit',
                                 audit)
         self.assertEqual('SUCCEEDED', base.wait_for(

@@ -61,12 +61,9 @@ class TestDoubleCachingOnTheCloud(testtools.TestCase):
                    '-r 16 </dev/null >/dev/null 2>&1 &')
 
         def recommended():
-            audit = base.openstack(
-                'optimize', 'audit', 'create', '-g',
-                'memory_cache_efficiency', '-s', 'cache_aware_balloon',
-                '-p', 'recommend_lfu=true', '--auto-trigger')['UUID']
-            self.assertEqual('SUCCEEDED', base.wait_for(
-                'audit', lambda: base.finished('audit', audit)))
+            audit = base.oneshot_audit(
+                '-g', 'memory_cache_efficiency', '-s', 'cache_aware_balloon',
+                '-p', 'recommend_lfu=true')
             plans = base.openstack('optimize', 'actionplan', 'list',
                                    '--audit', audit)
             if not plans:

@@ -31,11 +31,7 @@ class TestStrategiesOnTheCloud(testtools.TestCase):
 
     def _audit(self, goal, strategy):
         """A one-shot audit, its plan applied: (plan or None, actions)."""
-        audit = base.openstack('optimize', 'audit', 'create', '-g', goal,
-                               '-s', strategy, '--auto-trigger')['UUID']
-        state = base.wait_for('%s audit' % strategy,
-                              lambda: base.finished('audit', audit))
-        self.assertEqual('SUCCEEDED', state)
+        audit = base.oneshot_audit('-g', goal, '-s', strategy)
         plans = base.openstack('optimize', 'actionplan', 'list', '--audit',
                                audit)
         if not plans:

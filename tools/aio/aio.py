@@ -28,6 +28,7 @@ service runs in the background with a pid file under the state directory
 rests on are in ../shared/aio-notes.md of the project's workspace.
 """
 
+import contextlib
 import json
 import os
 import secrets
@@ -201,7 +202,8 @@ def stop(*names, timeout=10.0):
     for name, pid in pids.items():
         if pid and alive(name):
             signal_group(pid, signal.SIGKILL)
-        if os.path.exists(pidfile(name)):
+        # A service may remove its own pid file as it exits.
+        with contextlib.suppress(FileNotFoundError):
             os.unlink(pidfile(name))
 
 

@@ -6,6 +6,10 @@ from urllib import parse
 from tempest.lib.common import rest_client
 
 
+# The first version of Watcher's API with forced audits.
+FORCE_API_VERSION = 'infra-optim 1.2'
+
+
 class InfraOptimClient(rest_client.RestClient):
     """Goals, strategies, audit templates, audits, action plans, actions."""
 
@@ -18,8 +22,9 @@ class InfraOptimClient(rest_client.RestClient):
         self.expected_success(200, resp.status)
         return rest_client.ResponseBody(resp, json.loads(body))
 
-    def _create(self, path, body):
-        resp, out = self.post(path, json.dumps(body))
+    def _create(self, path, body, headers=None):
+        resp, out = self.post(path, json.dumps(body), headers=headers,
+                              extra_headers=headers is not None)
         self.expected_success(201, resp.status)
         return rest_client.ResponseBody(resp, json.loads(out))
 
@@ -59,8 +64,16 @@ class InfraOptimClient(rest_client.RestClient):
     def delete_audit_template(self, uuid):
         return self._delete('audit_templates/%s' % uuid)
 
-    def create_audit(self, **body):
-        return self._create('audits', body)
+    def create_audit(self, force=False, **body):
+        """An audit; ``force``: run it while another action plan is ONGOING.
+
+        Watcher cancels a one-shot audit created while any action plan of
+        the cloud is ONGOING, unless it is forced (API 1.2).
+        """
+        if not force:
+            return self._create('audits', body)
+        return self._create('audits', dict(body, force=True),
+                            {'OpenStack-API-Version': FORCE_API_VERSION})
 
     def show_audit(self, uuid):
         return self._show('audits/%s' % uuid)

@@ -137,8 +137,14 @@ class ScenarioTest(BaseWatcherCamsTest):
         return lab_cloud.audit_scope(hosts, self.host, others)
 
     def audit(self, wait=True, **body):
-        """An audit with auto-trigger; once finished if ``wait``."""
-        audit = self.optim.create_audit(auto_trigger=True, **body)
+        """An audit with auto-trigger; once finished if ``wait``.
+
+        Forced: its scope is the test's own servers, and Watcher would
+        cancel a one-shot audit while any plan of the cloud runs (one
+        another test left to settle, or a neighbour's continuous audit).
+        """
+        audit = self.optim.create_audit(auto_trigger=True, force=True,
+                                        **body)
         self.addCleanup(self.end_audit, audit['uuid'])
         if wait:
             state = wait_until('audit %s' % audit['uuid'], lambda: (
