@@ -30,12 +30,12 @@ from watcher_cams.policy import mrc
 
 # Refaults, as a share of a window's reads, that a first pass may show.
 FRESH_SHARE = 0.01
-# A window counts once its reads are at least this many MiB.
+# A window counts once its reads are at least this many MiB, or at least
+# DECISIVE_MB where its refaults leave no doubt (see _counts).
 WINDOW_MB = 64
-# Evictions, in file LRUs, that a guest's shadow entries surely still
-# remember (the kernel keeps them for up to about eight, fewer under
-# pressure): a re-read further back than this need not show as a refault.
-SURE_SHADOW_LRUS = 2
+DECISIVE_MB = 16
+# Evictions, in file LRUs, that a guest's shadow entries surely remember.
+SURE_SHADOW_LRUS = mrc.SURE_SHADOW_LRUS
 # A window re-reads as a scan does when at least this share of its reads
 # refault, at most mrc.NOISE_SHARE of those activated.
 SCAN_SHARE = 0.5
@@ -94,9 +94,9 @@ def tracked(reach, guest, r, reads_mb_s):
     window without a refault begins no first pass.
     """
     read_mb = reads_mb_s * r.interval_s
-    if read_mb < WINDOW_MB:
-        return reach
     refault_mb = min(read_mb, r.refault_s * model.MB_PER_PAGE * r.interval_s)
+    if not _counts(read_mb, refault_mb):
+        return reach
     activated_mb = r.activate_s * model.MB_PER_PAGE * r.interval_s
     if reach.reuse_mb is not None and rereads_as_scan(
             read_mb, refault_mb, activated_mb):
@@ -119,6 +119,21 @@ def tracked(reach, guest, r, reads_mb_s):
         # blocks (or a claim), not a scan whose reach shows.
         return Reach()
     return Reach(reuse_mb=reuse)
+
+
+def _counts(read_mb, refault_mb):
+    """Whether a window's reads say anything of a pass.
+
+    WINDOW_MB of reads or more; a slow scan's smaller windows (a 1 MiB/s
+    scan reads 60 MiB a minute) when they refault (next to) nothing or
+    mostly: a few refaults more or less in so few reads decide nothing
+    in between.
+    """
+    if read_mb >= WINDOW_MB:
+        return True
+    return read_mb >= DECISIVE_MB and (
+        refault_mb <= FRESH_SHARE * read_mb
+        or refault_mb >= SCAN_SHARE * read_mb)
 
 
 def rereads_as_scan(read, refault, activated):

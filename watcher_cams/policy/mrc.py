@@ -33,6 +33,10 @@ EMPIRICAL_REACH_MB = 256
 # LRU pages, 64 entries each. The longest reach spreads a refault's value
 # the thinnest.
 SHADOW_REACH = 8
+# Evictions, in file LRUs, that a guest's shadow entries surely still
+# remember (the kernel keeps them for up to SHADOW_REACH, fewer under
+# pressure): a re-read further back than this need not show as a refault.
+SURE_SHADOW_LRUS = 2
 # A saving measured at a larger size is borne out when this window's
 # refaults are at least 1/WITNESS_SLACK of it (the kernel drops shadow
 # entries under pressure, so refaults undercount), give or take
@@ -300,14 +304,20 @@ def _capped_by_step_below(guest, segments, seen):
                   for length, density in segments))
 
 
-def _witnessed(here, larger, refault_mb_s):
+def _witnessed(here, larger, refault_mb_s, lru_mb):
     """Whether this window's refaults bear out a larger size's saving.
 
     A read that more memory would save is, at the smaller size, a miss
     on a page evicted not long ago: a refault (mm/workingset.c). When the
     reads a larger size saved are far more than the refaults now, that
-    measurement is of another workload: the guest's phase changed.
+    measurement is of another workload: the guest's phase changed. Not
+    when the larger size is further above than the guest's shadow entries
+    surely reach (SURE_SHADOW_LRUS of its file LRU, ``lru_mb``): what it
+    saved there were misses on pages evicted longer ago, which need not
+    refault now.
     """
+    if larger.size_mb - here.size_mb > SURE_SHADOW_LRUS * lru_mb:
+        return True
     saving = here.disk_mb_s - larger.disk_mb_s
     return saving <= (WITNESS_SLACK * refault_mb_s
                       + NOISE_SHARE * here.disk_mb_s)
@@ -326,7 +336,8 @@ def _priced_by_disk_reads(guest, segments, seen, refault_mb_s):
     """
     above = [x for x in seen[1:]
              if x.size_mb >= guest.actual_mb + EMPIRICAL_REACH_MB
-             and _witnessed(seen[0], x, refault_mb_s)]
+             and _witnessed(seen[0], x, refault_mb_s,
+                            guest.sample.file_lru_mb)]
     if not above:
         return segments, 0.0
     nearest = min(above, key=lambda x: x.size_mb)

@@ -56,9 +56,19 @@ class TestTracked(testtools.TestCase):
         reach = after(first_reuse.Reach(), 6.0, read_since_boot_mb=900)
         self.assertEqual(1260.0, reach.fresh_mb)
 
-    def test_a_slow_window_counts_for_nothing(self):
-        reach = first_reuse.Reach(fresh_mb=500.0)
-        self.assertEqual(reach, after(reach, 1.0, 1.0))
+    def test_a_slow_window_counts_where_its_refaults_decide(self):
+        # A 1 MiB/s scan reads 60 MiB a minute, less than WINDOW_MB: a
+        # window that re-read none of it continues its first pass...
+        reach = first_reuse.Reach(fresh_mb=2500.0)
+        self.assertEqual(2560.0, after(reach, 1.0).fresh_mb)
+        # ...one that re-read all of it ends the pass and places its reach.
+        self.assertEqual(first_reuse.Reach(reuse_mb=2500.0),
+                         after(reach, 1.0, 1.0))
+        # A few refaults in so few reads decide nothing, nor do windows of
+        # less than DECISIVE_MB.
+        self.assertEqual(reach, after(reach, 1.0, 0.2))
+        self.assertEqual(reach, after(reach, 0.2))
+        self.assertEqual(reach, after(reach, 0.2, 0.2))
 
     def test_no_reach_within_the_cache_it_had(self):
         # A re-read needs an eviction first: re-reading as soon as its

@@ -596,6 +596,21 @@ class TestMeasurementMemory(testtools.TestCase):
         was_other = remembering(taker, self.seen(2304, 0.0, 64, disk=0.5))
         self.assertEqual({}, self.deltas(self.donor, was_other))
 
+    def test_beyond_its_shadows_a_saving_needs_no_refault(self):
+        # The same reads from a 128 MiB cache: at 2304 MiB it saved misses
+        # on pages evicted more than two file LRUs back, which its shadow
+        # entries need not remember. The host's reads there price the way
+        # back.
+        taker = factory.guest(1, actual_mb=1024, used_mb=896, read_mb_s=2.0,
+                              refault_s=factory.pages_s(0.1),
+                              activate_s=factory.pages_s(0.1))
+        counted = self.deltas(self.donor, taker)[taker.uuid]
+        was_larger = remembering(taker, self.seen(2304, 0.0, 64, disk=0.5))
+        plan = utility.plan(factory.host([was_larger, self.donor]), CFG)
+        moves = {m.instance: m for m in plan.moves}
+        self.assertGreater(moves[was_larger.uuid].delta_mb, counted)
+        self.assertIn('(host-measured)', moves[was_larger.uuid].reason)
+
     def test_disk_reads_measured_larger_cap_an_overvalued_taker(self):
         # Refaults on nearly every miss (deep shadow entries) value the
         # taker at 1.7 MiB/s per GiB; at 2304 MiB it read only 0.05 MiB/s
