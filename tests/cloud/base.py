@@ -207,14 +207,15 @@ def finished(kind, uuid):
     return state if state in ('SUCCEEDED', 'FAILED', 'CANCELLED') else None
 
 
-def oneshot_audit(*args):
+def oneshot_audit(*args, auto_trigger=True):
     """A one-shot audit (``openstack optimize audit create`` ``args``).
 
-    Auto-triggered and forced (see :func:`start_actions`); returns its
-    UUID once it SUCCEEDED, else raises AssertionError.
+    Forced (see :func:`start_actions`), and auto-triggered unless told
+    not; returns its UUID once it SUCCEEDED, else raises AssertionError.
     """
-    audit = openstack('optimize', 'audit', 'create', *args,
-                      '--auto-trigger', '--force')['UUID']
+    trigger = ('--auto-trigger',) if auto_trigger else ()
+    audit = openstack('optimize', 'audit', 'create', *args, *trigger,
+                      '--force')['UUID']
     state = wait_for('audit', lambda: finished('audit', audit))
     if state != 'SUCCEEDED':
         raise AssertionError('the one-shot audit %s %s' % (audit, state))
@@ -230,12 +231,9 @@ def start_actions(actions):
     ONGOING, and a test's continuous audit may be applying one (seen in
     CI after the RabbitMQ restart, whose lost RPC kept a plan ONGOING).
     """
-    audit = openstack('optimize', 'audit', 'create', '-g', 'unclassified',
-                      '-s', 'actuator', '--force', '-p',
-                      'actions=%s' % json.dumps(actions))['UUID']
-    state = wait_for('audit', lambda: finished('audit', audit))
-    if state != 'SUCCEEDED':
-        raise AssertionError('the actuator audit %s' % state)
+    audit = oneshot_audit('-g', 'unclassified', '-s', 'actuator', '-p',
+                          'actions=%s' % json.dumps(actions),
+                          auto_trigger=False)
     plan = openstack('optimize', 'actionplan', 'list', '--audit', audit)[0][
         'UUID']
     openstack('optimize', 'actionplan', 'start', plan)
