@@ -17,9 +17,12 @@ The reads counted are the host's (QEMU's block statistics) where it
 measured them; the refaults and the first pass are the guest's claims,
 bounded: a re-read needs an eviction first, so a first re-read before
 the guest read more than its cache held is no scan's (a reader of random
-blocks re-reads as soon as its cache is full) and places nothing, and a
-reach prices no more than the reads the host measured (cache_value caps
-the refaults).
+blocks re-reads as soon as its cache is full) and places nothing; nor
+does one further back than the guest's shadow entries reach (a refault
+re-reads a page evicted no longer ago: a "pass" longer than that, a
+stream since boot followed by a scan, did not come round); and a reach
+prices no more than the reads the host measured (cache_value caps the
+refaults).
 """
 
 import dataclasses
@@ -87,11 +90,13 @@ def tracked(reach, guest, r, reads_mb_s):
     booted, at boot. The first window that refaults more ends it: what
     it read until then, and the part of that window's reads that were not
     re-reads, is the reach, if it exceeds the guest's cache by a window's
-    reads at least. The next window that refaults confirms it if it
-    re-reads as a scan does (SCAN_SHARE: ``scanned_mb``), and drops it
-    otherwise (see :func:`unconfirmed`); while a confirmed reach
-    lies beyond the guest's shadow entries (:func:`beyond_shadows`), a
-    window without a refault begins no first pass.
+    reads at least and lies within what its shadow entries can remember
+    (its file LRU and mrc.SHADOW_REACH more). The next window that
+    refaults confirms it if it re-reads as a scan does (SCAN_SHARE:
+    ``scanned_mb``), and drops it otherwise (see :func:`unconfirmed`);
+    while a confirmed reach lies beyond the guest's shadow entries
+    (:func:`beyond_shadows`), a window without a refault begins no first
+    pass.
     """
     read_mb = reads_mb_s * r.interval_s
     refault_mb = min(read_mb, r.refault_s * model.MB_PER_PAGE * r.interval_s)
@@ -117,6 +122,12 @@ def tracked(reach, guest, r, reads_mb_s):
     if reuse < guest.sample.file_lru_mb + WINDOW_MB:
         # Re-read as soon as its cache was full: a reader of random
         # blocks (or a claim), not a scan whose reach shows.
+        return Reach()
+    if reuse > (1 + mrc.SHADOW_REACH) * guest.sample.file_lru_mb:
+        # No shadow entry reaches that far back: the refault re-read
+        # something read later than the pass's first block, and where
+        # the pass began is unknown (a stream before it, or a past
+        # phase's reads).
         return Reach()
     return Reach(reuse_mb=reuse)
 

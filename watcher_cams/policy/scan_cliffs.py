@@ -42,9 +42,10 @@ def priced(host, cfg, params, curves):
     that over all the reach (next to nothing per MiB). Shrunk, its shadow
     entries would no longer reach that reuse, and nothing would show it
     again: what it gives costs, per MiB, what a probe toward it is valued
-    at (its refaults over one step). Not once it may not grow, or once
-    its reach puts its cliff beyond its maximum (probes.reach_beyond_max):
-    its reuse lies beyond what it can have.
+    at (its refaults over one step). Not once it may not grow. Once its
+    reach puts its cliff beyond its maximum (probes.reach_beyond_max),
+    its reuse lies beyond what it can have: its memory is worth nothing,
+    whatever the refault model spread over it.
     """
     held = {u: first_reuse.held_cliff(c, host.guest(u))
             for u, c in curves.items()}
@@ -56,21 +57,31 @@ def priced(host, cfg, params, curves):
         block = _scan_block(host.guest(u), params, c)
         if block is not None and block.cliff_mb > _reachable_mb(
                 host, cfg, block, u, held):
-            # Its cliff lies beyond all the host could give it: what it
-            # holds saves nothing it could ever save (as in weighed()).
-            block = dataclasses.replace(block, segments=(
-                (params.min_segment_mb, 0.0),), loss_density=0.0)
+            block = _saving_nothing(block, params)
         if block is not None:
             out[u] = block
             continue
-        if not probes.cliff_unplaced(c, DONOR_SHARE, DONOR_ACTIVATED) or (
-                probes.reach_beyond_max(c, host.guest(u))):
+        if probes.reach_beyond_max(c, host.guest(u)):
+            out[u] = _saving_nothing(c, params)
+            continue
+        if not probes.cliff_unplaced(c, DONOR_SHARE, DONOR_ACTIVATED):
             continue
         step = probes.cliff_step(host.guest(u), cfg, params)
         if step:
             out[u] = dataclasses.replace(c, loss_density=max(
                 c.loss_density, c.refault_mb_s / step))
     return out
+
+
+def _saving_nothing(curve, params):
+    """``curve`` of a scan no size it may have holds: worth nothing.
+
+    Its cliff lies beyond all the host could give it, or beyond its
+    maximum: what it holds saves nothing it could ever save (as in
+    weighed()), and more would not either, whatever its refaults.
+    """
+    return dataclasses.replace(curve, segments=(
+        (params.min_segment_mb, 0.0),), loss_density=0.0)
 
 
 def _reachable_mb(host, cfg, block, uuid, held):

@@ -79,6 +79,18 @@ class TestTracked(testtools.TestCase):
         self.assertEqual(1792 + 64, after(first_reuse.Reach(
             fresh_mb=1792 + 64), 6.0, 6.0).reuse_mb)
 
+    def test_no_reach_beyond_what_its_shadows_remember(self):
+        # Its file LRU (1,792 MiB) and shadow entries for eight more
+        # (mrc.SHADOW_REACH) go back 16,128 MiB of evictions: a refault
+        # re-reads a page read no longer ago. A "first pass" longer than
+        # that (a stream since boot, then another workload) did not come
+        # round: where it began is unknown, and it places no reach.
+        lrus_mb = (1 + mrc.SHADOW_REACH) * 1792
+        self.assertEqual(lrus_mb, after(first_reuse.Reach(
+            fresh_mb=lrus_mb), 6.0, 6.0).reuse_mb)
+        self.assertEqual(first_reuse.Reach(), after(
+            first_reuse.Reach(fresh_mb=lrus_mb + 1), 6.0, 6.0))
+
     def test_the_next_refaulting_window_confirms_a_scan(self):
         placed = first_reuse.Reach(reuse_mb=2500.0)
         # All it reads refaults, none activated: a scan.
@@ -283,6 +295,22 @@ class TestScanCliffs(testtools.TestCase):
         unplaced = dataclasses.replace(far, policy_state={})
         moves = self.moves(unplaced, self.neighbour(2.0))
         self.assertGreater(moves[unplaced.uuid].delta_mb, 0)
+
+    def test_a_scan_no_size_it_may_have_holds_takes_nothing(self):
+        # The refault model spreads its 6 MiB/s of refaults over its
+        # shadow entries' reach, about 0.4 MiB/s per GiB: more than the
+        # neighbour's next MiB (0.17), so it took the neighbour's memory.
+        # But no size within its flavor holds a 5,000 MiB scan: what it
+        # holds and what it would get save nothing, and it gives instead.
+        far = scan(5000)
+        host = factory.host([far, self.neighbour(0.3)])
+        priced = scan_cliffs.priced(host, CFG, utility.UtilityParams(), {
+            g.uuid: utility.value_curve(g, CFG) for g in host.guests})
+        self.assertEqual({0.0}, {d for _, d in priced[far.uuid].segments})
+        self.assertEqual(0.0, priced[far.uuid].loss_density)
+        moves = self.moves(far, self.neighbour(0.3))
+        self.assertLess(moves[far.uuid].delta_mb, 0)
+        self.assertIn('value 0.000', moves[far.uuid].reason)
 
     def test_a_phase_change_drops_the_reach(self):
         # Measured at this size reading 1 MiB/s, it now reads 6: its
