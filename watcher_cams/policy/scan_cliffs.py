@@ -74,11 +74,11 @@ def priced(host, cfg, params, curves):
 
 
 def _saving_nothing(curve, params):
-    """``curve`` of a scan no size it may have holds: worth nothing.
+    """``curve`` of a scan whose memory is worth nothing to it.
 
     Its cliff lies beyond all the host could give it, or beyond its
-    maximum: what it holds saves nothing it could ever save (as in
-    weighed()), and more would not either, whatever its refaults.
+    maximum, or is not worth reaching (:func:`weighed`): what it holds
+    saves nothing, and more would not either, whatever its refaults.
     """
     return dataclasses.replace(curve, segments=(
         (params.min_segment_mb, 0.0),), loss_density=0.0)
@@ -163,7 +163,5 @@ def weighed(host, cfg, params, curves, up):
         whole = c.refault_mb_s / max(
             c.cliff_mb - cache_value.kept_mb(guest, cfg), params.granule_mb)
         if whole * (1 + params.value_band) < best:
-            out[u] = dataclasses.replace(
-                c, segments=((params.min_segment_mb, 0.0),),
-                loss_density=0.0)
+            out[u] = _saving_nothing(c, params)
     return out
