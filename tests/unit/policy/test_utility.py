@@ -1080,6 +1080,27 @@ class TestProbe(testtools.TestCase):
         moves = {m.instance: m.delta_mb for m in self.plan(flat).moves}
         self.assertEqual(512, moves[scan.uuid])
 
+    def test_memory_no_read_needs_goes_as_far_as_the_reads_last(self):
+        # 256 MiB more cut the hot guest's reads from 3 to 2 MiB/s: at 4
+        # MiB/s per GiB, its 2 MiB/s last 512 MiB more. A neighbour whose
+        # CPUs idle and whose cache never filled its free memory loses
+        # nothing by giving that: all 512 go at once, not a granule a
+        # cycle, each waiting for the last to fill and be measured.
+        idle = TestWentIdle.running(factory.guest(
+            2, active_mb=256, inactive_mb=256, read_since_boot_mb=20000),
+            0.005)
+        self.assertGreaterEqual(utility.value_curve(idle, CFG).no_loss_mb,
+                                512)
+        plan = utility.plan(factory.host([self.measured(3.0), idle]), CFG)
+        moves = {m.instance: m for m in plan.moves}
+        self.assertEqual(512, moves[self.hot.uuid].delta_mb)
+        self.assertEqual(-512, moves[idle.uuid].delta_mb)
+        self.assertIn('utility (probe)', moves[self.hot.uuid].reason)
+        self.assertIn('costs at most 0.000 MiB/s', moves[self.hot.uuid].reason)
+        # A donor whose memory some read needs gives a granule, as before.
+        self.assertEqual(64, {m.instance: m.delta_mb for m in self.plan(
+            self.measured(3.0)).moves}[self.hot.uuid])
+
     def test_a_guest_whose_reads_ended_hides_no_probe(self):
         # The fitted guest's reads fell from 4 to 0 MiB/s over the 256
         # MiB below it: a steep slope, but it reads nothing now and can
