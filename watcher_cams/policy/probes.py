@@ -83,7 +83,8 @@ def probe(host, cfg, params, curves, rooms):
         return None
     down = _probe_donor_rooms(host, cfg, curves, rooms)
     donors, loss = _probe_donors(curves, down, taker, amount, params)
-    donors = _free_step(curves, down, taker, (donors, bound), params)
+    donors = _free_step(curves, down, taker, (donors, bound), params,
+                        guards.room_up(host.guest(taker), cfg))
     amount = sum(donors.values())
     bound = _saving_cap(curves[taker], bound, amount)
     if not donors or bound - loss * (1 + params.value_band) <= threshold:
@@ -99,10 +100,11 @@ def probe(host, cfg, params, curves, rooms):
     return _step(host, cfg, donors, taker, why)
 
 
-def _free_step(curves, down, taker, step, params):
+def _free_step(curves, down, taker, step, params, room_mb):
     """A probe's donors, for a wider step where they lose nothing.
 
-    ``step``: ({donor: MiB}, the saving per MiB it may bring). Memory no
+    ``step``: ({donor: MiB}, the saving per MiB it may bring); ``room_mb``:
+    what the taker may grow this cycle. Memory no
     read needs (ValueCurve.no_loss_mb: free memory a cache left unused,
     an idle guest's step) costs nothing to try: a granule at a time, a
     slow reader waited for each to fill and be measured, an hour for what
@@ -115,7 +117,7 @@ def _free_step(curves, down, taker, step, params):
             mb > curves[d].no_loss_mb for d, mb in donors.items()):
         return donors
     g_mb = params.granule_mb
-    want = int(curves[taker].disk_mb_s / bound)
+    want = int(min(room_mb, curves[taker].disk_mb_s / bound))
     free = {u: min(down.get(u, 0), int(c.no_loss_mb))
             for u, c in curves.items() if u != taker}
     wider, _ = _probe_donors(curves, free, taker, want - want % g_mb,

@@ -1097,6 +1097,12 @@ class TestProbe(testtools.TestCase):
         self.assertEqual(-512, moves[idle.uuid].delta_mb)
         self.assertIn('utility (probe)', moves[self.hot.uuid].reason)
         self.assertIn('costs at most 0.000 MiB/s', moves[self.hot.uuid].reason)
+        # No more than the taker may grow: its flavor allows 256 MiB more,
+        # and the donor gives those, not 512 the taker cannot hold.
+        self.hot = dataclasses.replace(self.hot, max_mb=2304)
+        moves = {m.instance: m.delta_mb for m in utility.plan(
+            factory.host([self.measured(3.0), idle]), CFG).moves}
+        self.assertEqual({self.hot.uuid: 256, idle.uuid: -256}, moves)
         # A donor whose memory some read needs gives a granule, as before.
         self.assertEqual(64, {m.instance: m.delta_mb for m in self.plan(
             self.measured(3.0)).moves}[self.hot.uuid])
