@@ -104,13 +104,14 @@ def _free_step(curves, down, taker, step, params, room_mb):
     """A probe's donors, for a wider step where they lose nothing.
 
     ``step``: ({donor: MiB}, the saving per MiB it may bring); ``room_mb``:
-    what the taker may grow this cycle. Memory no
-    read needs (ValueCurve.no_loss_mb: free memory a cache left unused,
-    an idle guest's step) costs nothing to try: a granule at a time, a
-    slow reader waited for each to fill and be measured, an hour for what
-    paper mode gives in minutes. Such memory goes as far as the taker's
-    reads would last at that saving (its reads over it), in granules;
-    the next windows measure it as any probe. Otherwise ``step``'s.
+    what the taker may grow this cycle. Memory no read needs
+    (ValueCurve.no_loss_mb: free memory a cache left unused, an idle
+    guest's step) costs nothing to try: a granule at a time, a slow reader
+    waited for each to fill and be measured, an hour for what paper mode
+    gives in minutes. Such memory goes as far as the taker's reads would
+    last at that saving (its reads over it), within ``room_mb``, in
+    granules; the next windows measure it as any probe. Otherwise
+    ``step``'s donors.
     """
     donors, bound = step
     if not donors or bound <= 0 or any(
