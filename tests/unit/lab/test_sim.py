@@ -46,13 +46,46 @@ class TestOracle(testtools.TestCase):
     def test_oracle_equals_brute_force(self):
         s = small_spec()
         best_reads, best_sizes = oracle.brute_force(s, 128)
-        result = oracle.solve(s, coarse_mb=128, fine_mb=128)
+        result = oracle.solve(s, step_mb=128)
         self.assertEqual(best_reads, result.reads_kb)
         self.assertEqual(sum(result.disk_kb.values()), result.reads_kb)
 
+    def test_floors_off_the_step_still_split_all_the_memory(self):
+        # Floors of 298 MiB (170 committed and the margin): from them in
+        # 64 MiB steps two guests reach 1,748 of the 1,792 MiB at most.
+        s = small_spec()
+        for g in s['guests']:
+            g['phases'][0]['committed_mb'] = 170
+        s = spec_mod.validate(s)
+        sizes = oracle.solve(s).splits[0][1]
+        self.assertEqual(1792, sum(sizes.values()), sizes)
+
+    def test_guests_that_never_evict_run_once_above_their_data(self):
+        s = small_spec()
+        s['guests'][0]['phases'][0]['range_mb'] = 256
+        solo = oracle.solo_spec(spec_mod.validate(s), s['guests'][0])
+        runs = oracle.SoloRuns()
+        at_1536 = oracle.SoloRuns().reads(solo, 1536)
+        self.assertEqual(runs.reads(solo, 576), runs.reads(solo, 1536))
+        self.assertEqual(at_1536, runs.reads(solo, 1536))
+        self.assertEqual(1, len(runs._memo))
+        # Below its data it evicts: every size is a run of its own.
+        self.assertNotEqual(runs.reads(solo, 320), runs.reads(solo, 384))
+        self.assertEqual(3, len(runs._memo))
+
+    def test_points_that_share_a_guest_run_it_once(self):
+        runs = oracle.SoloRuns()
+        for rate in (4, 8):
+            s = small_spec()
+            s['guests'][0]['phases'][0]['rate_mb_s'] = rate
+            curves = oracle.Curves(spec_mod.validate(s), runs)
+            curves.reads('vm1', 640)
+            curves.reads('vm2', 640)
+        self.assertEqual(3, len(runs._memo))
+
     def test_oracle_is_a_lower_bound_for_the_policies(self):
         s = small_spec()
-        floor = oracle.solve(s, coarse_mb=128, fine_mb=64).reads_kb
+        floor = oracle.solve(s).reads_kb
         for label in ('static', 'cams-paper', 'utility'):
             reads = simulate.Simulation(s, label).run().total.disk_kb
             self.assertLessEqual(floor, reads, label)

@@ -9,11 +9,16 @@ each guest's floor and flavor memory. It knows the future and pays nothing
 for resizing at phase changes, so no policy that sizes guests can read less
 from disk with this cache (a different replacement policy could).
 
-Sizes are searched on a coarse grid first, then on ``fine_mb`` steps around
-the coarse optimum.
+Every size a guest may hold is searched, in ``step_mb`` steps from its floor
+and at every multiple of ``step_mb`` (a floor that is none would otherwise
+shift every split off the host's whole memory). A coarse grid refined around
+its optimum misses optima where curves have knees between its points, and a
+lower bound that misses them flatters every policy measured against it.
 """
 
+import collections
 import dataclasses
+import json
 
 from watcher_cams.lab.sim import policies
 from watcher_cams.lab.sim import spec as spec_mod
@@ -27,40 +32,90 @@ class OracleResult:
     splits: list                   # per segment: (start_s, {name: MiB})
 
 
-class Curves:
-    """Per-segment disk reads of each guest at each size, memoised."""
+class SoloRuns:
+    """Disk reads per cycle of guests run alone at fixed sizes, memoised.
 
-    def __init__(self, spec):
+    Such a run depends on the guest and the scenario's timing and caches
+    only (:func:`solo_spec`), so the points of a grid that share a guest
+    (paper-grid's uniform reader) run it once. Sizes at which a guest never
+    evicts read what any larger size reads, so they run once too.
+    """
+
+    def __init__(self, limit=4096):
+        self.limit = limit
+        self._memo = collections.OrderedDict()
+        # Solo spec -> smallest size run at which the cache never evicted.
+        self._fits = {}
+
+    def reads(self, solo, size_mb):
+        """(app KiB, (disk KiB per cycle, ...)) of ``solo`` at ``size_mb``.
+
+        ``solo`` is :func:`solo_spec`'s JSON text.
+        """
+        fits = self._fits.get(solo)
+        if fits is not None and size_mb >= fits:
+            # Same accesses, nothing ever evicted at the smaller size: the
+            # same hits at any larger one.
+            size_mb = fits
+        key = (solo, size_mb)
+        if key in self._memo:
+            self._memo.move_to_end(key)
+        else:
+            self._memo[key] = self._run(solo, size_mb)
+            if len(self._memo) > self.limit:
+                self._memo.popitem(last=False)
+        return self._memo[key]
+
+    def _run(self, solo, size_mb):
+        spec = json.loads(solo)
+        name = spec['guests'][0]['name']
+        host = spec_mod.build_host(spec, {name: size_mb})
+        cycle = spec['cycle_s']
+        per_cycle, app = [], 0
+        for _ in range(int(round(spec['duration_s'] / cycle))):
+            measure = host.now >= spec['warmup_s'] - 1e-9
+            traffic = host.step(cycle, measure)[0]
+            per_cycle.append(traffic.disk_kb if measure else 0)
+            app += traffic.app_kb if measure else 0
+        if getattr(host.guests[0].cache, 'evictions', None) == 0:
+            self._fits[solo] = min(size_mb, self._fits.get(solo, size_mb))
+        return app, tuple(per_cycle)
+
+
+SOLO_RUNS = SoloRuns()
+
+
+def solo_spec(spec, g):
+    """The scenario of guest ``g`` alone, as JSON text (a memo key)."""
+    solo = {k: v for k, v in spec.items()
+            if k not in ('ksm', 'name', 'strategies')}
+    return json.dumps(dict(solo, name='solo', guests=[g]), sort_keys=True)
+
+
+class Curves:
+    """Per-segment disk reads of each guest at each size."""
+
+    def __init__(self, spec, runs=SOLO_RUNS):
         self.spec = spec
         self.segments = segments(spec)
+        self._runs = runs
+        self._solo = {g['name']: solo_spec(spec, g) for g in spec['guests']}
+        cycle = spec['cycle_s']
+        self._segment_of_cycle = [
+            segment_of(self.segments, i * cycle)
+            for i in range(int(round(spec['duration_s'] / cycle)))]
         self._memo = {}
 
     def reads(self, name, size_mb):
         """(app KiB, [disk KiB per segment]) of guest ``name`` alone."""
         key = (name, size_mb)
         if key not in self._memo:
-            self._memo[key] = self._run(name, size_mb)
+            app, per_cycle = self._runs.reads(self._solo[name], size_mb)
+            per_segment = [0] * len(self.segments)
+            for seg, disk_kb in zip(self._segment_of_cycle, per_cycle):
+                per_segment[seg] += disk_kb
+            self._memo[key] = app, per_segment
         return self._memo[key]
-
-    @property
-    def runs(self):
-        return len(self._memo)
-
-    def _run(self, name, size_mb):
-        spec = self.spec
-        host = spec_mod.build_host(spec, {name: size_mb}, only=name)
-        cycle = spec['cycle_s']
-        per_segment = [0] * len(self.segments)
-        app = 0
-        for _ in range(int(round(spec['duration_s'] / cycle))):
-            start = host.now
-            measure = start >= spec['warmup_s'] - 1e-9
-            traffic = host.step(cycle, measure)[0]
-            if measure:
-                per_segment[segment_of(self.segments, start)] += \
-                    traffic.disk_kb
-                app += traffic.app_kb
-        return app, per_segment
 
 
 def segments(spec):
@@ -121,28 +176,28 @@ def _best(curves, spec, seg, budget, candidates):
     return min(best.values(), key=lambda v: v[0])
 
 
-def _grid(lo, hi, step, around=None, span=0):
-    sizes = set(range(lo, hi + 1, step)) | {lo, hi}
-    if around is not None:
-        sizes = {s for s in range(around - span, around + span + 1, step)
-                 if lo <= s <= hi} | {around}
-    return sorted(sizes)
+def _grid(lo, hi, step):
+    """Sizes from ``lo`` to ``hi``: ``step`` apart from ``lo``, and aligned.
+
+    Every multiple of ``step`` too, so that guests whose floors are none can
+    still split a budget of whole steps without leaving memory unused.
+    """
+    aligned = -(-lo // step) * step
+    return sorted(set(range(lo, hi + 1, step))
+                  | set(range(aligned, hi + 1, step)) | {hi})
 
 
-def solve(spec, coarse_mb=256, fine_mb=64, cfg=None, curves=None):
+def solve(spec, step_mb=64, cfg=None, curves=None):
     """The oracle's result for ``spec`` (a validated scenario spec)."""
     cfg = cfg or policies.GUARDS
     curves = curves or Curves(spec)
-    bounds = {g['name']: _bounds(g, cfg) for g in spec['guests']}
-    coarse = {n: _grid(lo, hi, coarse_mb) for n, (lo, hi) in bounds.items()}
+    grids = {g['name']: _grid(*_bounds(g, cfg), step_mb)
+             for g in spec['guests']}
     reads, splits = 0.0, []
-    disk = dict.fromkeys(bounds, 0.0)
+    disk = dict.fromkeys(grids, 0.0)
     for seg, start in enumerate(curves.segments):
-        budget = budget_mb(spec, start, cfg)
-        _, sizes = _best(curves, spec, seg, budget, coarse)
-        fine = {n: _grid(*bounds[n], fine_mb, sizes[n], coarse_mb)
-                for n in bounds}
-        seg_reads, sizes = _best(curves, spec, seg, budget, fine)
+        seg_reads, sizes = _best(curves, spec, seg,
+                                 budget_mb(spec, start, cfg), grids)
         reads += seg_reads
         for n, s in sizes.items():
             disk[n] += curves.reads(n, s)[1][seg]
