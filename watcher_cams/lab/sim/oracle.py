@@ -9,11 +9,11 @@ each guest's floor and flavor memory. It knows the future and pays nothing
 for resizing at phase changes, so no policy that sizes guests can read less
 from disk with this cache (a different replacement policy could).
 
-Every size a guest may hold is searched, in ``step_mb`` steps from its floor
-and at every multiple of ``step_mb`` (a floor that is none would otherwise
-shift every split off the host's whole memory). A coarse grid refined around
-its optimum misses optima where curves have knees between its points, and a
-lower bound that misses them flatters every policy measured against it.
+Every multiple of ``step_mb`` a guest may hold is searched, and its floor
+and flavor maximum. A coarse grid refined around its optimum misses optima
+where curves have knees between its points, and steps from a floor that is
+no multiple of the step leave memory unsplit: a lower bound that misses
+either flatters every policy measured against it.
 """
 
 import collections
@@ -177,14 +177,14 @@ def _best(curves, spec, seg, budget, candidates):
 
 
 def _grid(lo, hi, step):
-    """Sizes from ``lo`` to ``hi``: ``step`` apart from ``lo``, and aligned.
+    """``lo``, ``hi`` and every multiple of ``step`` between them.
 
-    Every multiple of ``step`` too, so that guests whose floors are none can
-    still split a budget of whole steps without leaving memory unused.
+    Multiples, not steps from ``lo``: the sizes the policies reach from
+    static sizes of whole steps, and splits of a budget of whole steps that
+    leave no memory unused where floors are no multiple of the step.
     """
     aligned = -(-lo // step) * step
-    return sorted(set(range(lo, hi + 1, step))
-                  | set(range(aligned, hi + 1, step)) | {hi})
+    return sorted(set(range(aligned, hi + 1, step)) | {lo, hi})
 
 
 def solve(spec, step_mb=64, cfg=None, curves=None):
