@@ -60,6 +60,14 @@ class TestOracle(testtools.TestCase):
         sizes = oracle.solve(s).splits[0][1]
         self.assertEqual(1792, sum(sizes.values()), sizes)
 
+    def test_memory_no_whole_step_fills_goes_to_a_guest(self):
+        # 1,788 MiB (KSM savings make such budgets): 60 MiB beyond any
+        # split in whole steps, worth blocks to either guest.
+        s = small_spec()
+        s['guests'][1]['size_mb'] = 892
+        sizes = oracle.solve(spec_mod.validate(s)).splits[0][1]
+        self.assertEqual(1788, sum(sizes.values()), sizes)
+
     def test_guests_that_never_evict_run_once_above_their_data(self):
         s = small_spec()
         s['guests'][0]['phases'][0]['range_mb'] = 256

@@ -176,6 +176,24 @@ def _best(curves, spec, seg, budget, candidates):
     return min(best.values(), key=lambda v: v[0])
 
 
+def _top_up(curves, spec, seg, budget, reads, sizes):
+    """The split with what no whole step fills given where it saves most.
+
+    Budgets with KSM savings and floors are no multiple of the step; the
+    policies may hand such a remainder to one guest, so the bound must.
+    """
+    left = budget - sum(sizes.values())
+    best = (reads, sizes)
+    for g in spec['guests']:
+        name = g['name']
+        size = min(g['max_mb'], sizes[name] + left)
+        r = (reads - curves.reads(name, sizes[name])[1][seg]
+             + curves.reads(name, size)[1][seg])
+        if r < best[0]:
+            best = (r, dict(sizes, **{name: size}))
+    return best
+
+
 def _grid(lo, hi, step):
     """``lo``, ``hi`` and every multiple of ``step`` between them.
 
@@ -196,8 +214,9 @@ def solve(spec, step_mb=64, cfg=None, curves=None):
     reads, splits = 0.0, []
     disk = dict.fromkeys(grids, 0.0)
     for seg, start in enumerate(curves.segments):
-        seg_reads, sizes = _best(curves, spec, seg,
-                                 budget_mb(spec, start, cfg), grids)
+        budget = budget_mb(spec, start, cfg)
+        seg_reads, sizes = _top_up(curves, spec, seg, budget, *_best(
+            curves, spec, seg, budget, grids))
         reads += seg_reads
         for n, s in sizes.items():
             disk[n] += curves.reads(n, s)[1][seg]
