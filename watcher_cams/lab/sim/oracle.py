@@ -6,8 +6,10 @@ with the same access sequence as every other run. Then, for every segment of
 time between phase changes, the oracle picks the sizes that minimise the
 total disk reads of that segment, within the memory the host may promise and
 each guest's floor and flavor memory. It knows the future and pays nothing
-for resizing at phase changes, so no policy that sizes guests can read less
-from disk with this cache (a different replacement policy could).
+for resizing at phase changes, so no policy that holds one split between
+phase changes can read less from disk with this cache (one that resizes
+within a segment can, a little: random hosts 114 and 568; so could a
+different replacement policy).
 
 Every multiple of ``step_mb`` a guest may hold is searched, and its floor
 and flavor maximum. A coarse grid refined around its optimum misses optima
