@@ -8,7 +8,7 @@ total disk reads of that segment, within the memory the host may promise and
 each guest's floor and flavor memory. It knows the future and pays nothing
 for resizing at phase changes, so no policy that holds one split between
 phase changes can read less from disk with this cache (one that resizes
-within a segment can, a little: random hosts 114 and 568; so could a
+within a segment can: random hosts 114, by 10%, and 568; so could a
 different replacement policy).
 
 Every multiple of ``step_mb`` a guest may hold is searched, and its floor
