@@ -98,7 +98,6 @@ class Curves:
     """Per-segment disk reads of each guest at each size."""
 
     def __init__(self, spec, runs=SOLO_RUNS):
-        self.spec = spec
         self.segments = segments(spec)
         self._runs = runs
         self._solo = {g['name']: solo_spec(spec, g) for g in spec['guests']}

@@ -254,15 +254,15 @@ def build_guest(spec, g, size_mb=None, cache=None):
         agent=g.get('agent', True))
 
 
-def build_host(spec, sizes=None, only=None):
-    """A SimHost for ``spec``.
+def build_host(spec, sizes=None):
+    """A SimHost for ``spec``; ``sizes`` ({name: MiB}) overrides start sizes.
 
-    ``sizes`` ({name: MiB}) overrides start sizes; ``only`` keeps one guest
-    (the oracle's solo runs).
+    The oracle's solo runs build one from a spec of one guest
+    (oracle.solo_spec).
     """
     sizes = sizes or {}
     guests = [build_guest(spec, g, sizes.get(g['name']))
-              for g in spec['guests'] if only is None or g['name'] == only]
+              for g in spec['guests']]
     h = spec['host']
     ksm = host_mod.KsmModel(spec['ksm']['ramp_s']) if spec.get('ksm') \
         else None
