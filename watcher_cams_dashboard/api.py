@@ -129,8 +129,8 @@ def signal(reason):
     """Which signal decided a utility move, from its reason, or None.
 
     ``host-measured``: the disk reads QEMU measured at sizes the guest
-    held; ``guest-reported``: the guest's own counters; ``probe``: one
-    granule to measure what neither could tell.
+    held; ``guest-reported``: the guest's own counters; ``probe``: a
+    bounded step to measure what neither could tell.
     """
     found = SIGNAL.search(reason or '')
     return found.group(1) if found else None

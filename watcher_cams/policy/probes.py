@@ -82,7 +82,7 @@ def probe(host, cfg, params, curves, rooms):
     if taker is None:
         return None
     down = _probe_donor_rooms(host, cfg, curves, rooms)
-    donors, loss = _probe_donors(curves, down, taker, amount, params)
+    donors, loss = probe_donors(curves, down, taker, amount, params)
     donors = _free_step(curves, down, taker, (donors, bound), params,
                         guards.room_up(host.guest(taker), cfg))
     amount = sum(donors.values())
@@ -97,7 +97,7 @@ def probe(host, cfg, params, curves, rooms):
            '%.3f; costs %s %.3f MiB/s of reads'
            % (PROBE, bound * 1024, loss * 1024,
               'at most' if known else 'an estimated', loss * amount))
-    return _step(host, cfg, donors, taker, why)
+    return step(host, cfg, donors, taker, why)
 
 
 def _free_step(curves, down, taker, step, params, room_mb):
@@ -121,8 +121,8 @@ def _free_step(curves, down, taker, step, params, room_mb):
     want = int(min(room_mb, curves[taker].disk_mb_s / bound))
     free = {u: min(down.get(u, 0), int(c.no_loss_mb))
             for u, c in curves.items() if u != taker}
-    wider, _ = _probe_donors(curves, free, taker, want - want % g_mb,
-                             params)
+    wider, _ = probe_donors(curves, free, taker, want - want % g_mb,
+                            params)
     return wider if sum(wider.values()) > sum(donors.values()) else donors
 
 
@@ -135,7 +135,7 @@ def _saving_cap(curve, bound, amount_mb):
     return min(bound, curve.disk_mb_s / max(amount_mb, 1))
 
 
-def _step(host, cfg, donors, taker, why):
+def step(host, cfg, donors, taker, why):
     """The plan of one probe: ``donors`` ({uuid: MiB}) give to ``taker``."""
     proposals = {taker: (host.guest(taker).actual_mb
                          + sum(donors.values()), why)}
@@ -184,7 +184,7 @@ def _probe_loss(curve, amount_mb):
     return loss
 
 
-def _probe_donors(curves, down, taker, amount, params):
+def probe_donors(curves, down, taker, amount, params):
     """({donor: MiB}, the highest loss per MiB) for a probe of ``amount``.
 
     The cheapest guest that can give all of it or, where none can, the
@@ -350,7 +350,7 @@ def wide_probe(host, cfg, params, curves, rooms):
     why = ('utility (%s): %d MiB nobody was seen to use, toward a guest '
            'whose reads did not fall by the steps probes took'
            % (PROBE, amount))
-    return _step(host, cfg, {donor: amount}, taker, why)
+    return step(host, cfg, {donor: amount}, taker, why)
 
 
 def _flat_beyond_probes(curve, guest, cfg, params):
@@ -431,7 +431,7 @@ def stream_probe(host, cfg, params, curves, rooms):
         return None
     down = {u: _unused_room_mb(c, rooms[u], params)
             for u, c in curves.items()}
-    donors, loss = _probe_donors(curves, down, taker, steps[taker], params)
+    donors, loss = probe_donors(curves, down, taker, steps[taker], params)
     amount = sum(donors.values())
     bound = curves[taker].disk_mb_s / max(amount, 1)
     if not donors or bound - loss * (1 + params.value_band) <= (
@@ -440,7 +440,7 @@ def stream_probe(host, cfg, params, curves, rooms):
     why = ('utility (%s): %d MiB toward a guest whose cache and shadow '
            'entries are too small to show a re-read; costs at most %.3f '
            'MiB/s of reads' % (PROBE, amount, loss * amount))
-    return _step(host, cfg, donors, taker, why)
+    return step(host, cfg, donors, taker, why)
 
 
 def _unseen_reuse_step(curve, guest, host, cfg, params):

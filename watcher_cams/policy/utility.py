@@ -20,7 +20,10 @@ tries in turn:
    in fixed steps, and the next cycle re-measures.
 2. A probe (:func:`probes.probe`): one bounded step toward a guest whose
    measured reads fell more per MiB than its counters say, or whose reads
-   are all refaults beyond its active list, measured next cycle.
+   are all refaults beyond its active list, measured next cycle; toward a
+   stream too small to show a re-read (:func:`probes.stream_probe`); or
+   all a scan lacks to its placed cliff, from donors' active lists
+   (:func:`cliff_probe.cliff_probe`), which only a measurement prices.
 3. A tie broken by paper mode's steps (:func:`_tie_break`), where the
    counters cannot tell guests apart, only toward a guest that reads from
    disk and never from a donor whose zero value is not evidence yet.
@@ -37,6 +40,7 @@ import dataclasses
 
 from watcher_cams.policy import cache_value
 from watcher_cams.policy import cams
+from watcher_cams.policy import cliff_probe
 from watcher_cams.policy import exchange
 from watcher_cams.policy import first_reuse
 from watcher_cams.policy import guards
@@ -329,6 +333,7 @@ def plan(host: model.HostView, cfg: guards.GuardConfig,
         rooms = _donor_rooms(host, cfg, curves, up)
         other = (probes.probe(host, cfg, params, curves, rooms)
                  or probes.stream_probe(host, cfg, params, curves, rooms)
+                 or cliff_probe.cliff_probe(host, cfg, params, curves, rooms)
                  or _tie_break(host, cfg, params, curves)
                  or probes.wide_probe(host, cfg, params, curves, rooms))
         if other is not None:

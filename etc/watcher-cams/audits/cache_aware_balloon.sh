@@ -13,10 +13,12 @@
 #   utility (guest-reported): value 0.274 MiB/s per GiB, gives 960 MiB
 #   utility (probe): measured up to 6.208 MiB/s per GiB, the donor 2.002;
 #     costs at most 0.125 MiB/s of reads
+#   utility (probe): 128 MiB to a scan short of its cliff, from active
+#     lists; saves up to 6.000 MiB/s of reads, the donors priced at ...
 #   utility (guest-reported), a tie broken by cams: cache utilization ...
 # host-measured: the host's block statistics at two sizes priced the move;
 # guest-reported: the guest's own counters did (after they were checked
-# against what the host measured); probe: one granule to measure what
+# against what the host measured); probe: a bounded step to measure what
 # neither could tell. The Horizon panel shows it as "Decided by".
 #
 # Parameters (openstack optimize audit create --parameter NAME=VALUE), with
