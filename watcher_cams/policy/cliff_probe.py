@@ -59,7 +59,7 @@ def cliff_probe(host, cfg, params, curves, rooms):
            'priced at %.3f MiB/s per GiB' % (
                probes.PROBE, need, curves[taker].refault_mb_s,
                loss * 1024))
-    return probes.step(host, cfg, donors, taker, why)
+    return probes.probe_plan(host, cfg, donors, taker, why)
 
 
 def _short_of_cliff(host, cfg, params, curves):

@@ -97,7 +97,7 @@ def probe(host, cfg, params, curves, rooms):
            '%.3f; costs %s %.3f MiB/s of reads'
            % (PROBE, bound * 1024, loss * 1024,
               'at most' if known else 'an estimated', loss * amount))
-    return step(host, cfg, donors, taker, why)
+    return probe_plan(host, cfg, donors, taker, why)
 
 
 def _free_step(curves, down, taker, step, params, room_mb):
@@ -135,7 +135,7 @@ def _saving_cap(curve, bound, amount_mb):
     return min(bound, curve.disk_mb_s / max(amount_mb, 1))
 
 
-def step(host, cfg, donors, taker, why):
+def probe_plan(host, cfg, donors, taker, why):
     """The plan of one probe: ``donors`` ({uuid: MiB}) give to ``taker``."""
     proposals = {taker: (host.guest(taker).actual_mb
                          + sum(donors.values()), why)}
@@ -350,7 +350,7 @@ def wide_probe(host, cfg, params, curves, rooms):
     why = ('utility (%s): %d MiB nobody was seen to use, toward a guest '
            'whose reads did not fall by the steps probes took'
            % (PROBE, amount))
-    return step(host, cfg, {donor: amount}, taker, why)
+    return probe_plan(host, cfg, {donor: amount}, taker, why)
 
 
 def _flat_beyond_probes(curve, guest, cfg, params):
@@ -440,7 +440,7 @@ def stream_probe(host, cfg, params, curves, rooms):
     why = ('utility (%s): %d MiB toward a guest whose cache and shadow '
            'entries are too small to show a re-read; costs at most %.3f '
            'MiB/s of reads' % (PROBE, amount, loss * amount))
-    return step(host, cfg, donors, taker, why)
+    return probe_plan(host, cfg, donors, taker, why)
 
 
 def _unseen_reuse_step(curve, guest, host, cfg, params):
