@@ -444,18 +444,28 @@ def _donatable_mb(guest, cfg, params, fill, curve, free_mb):
     """
     fill_mb, filling, quiet = fill
     segments, released = curve
-    s = guest.sample
-    active = s.active_file_mb if _active_list_is_a_knee(segments) else 0
+    active = 0
+    if _active_list_is_a_knee(segments):
+        active = guest.sample.active_file_mb
     donate = guest.actual_mb - kept_mb(guest, cfg, active)
     if filling:
         donate = min(donate, free_mb - cfg.floor_margin_mb - fill_mb)
     donate = max(donate, released)
     if quiet:
         donate = max(donate, step_mb(guest, cfg, free_mb))
-    if s.psi_some_avg10 is not None and (
-            s.psi_some_avg10 >= params.psi_protect):
+    if stalled_on_memory(guest, params):
         donate = 0
     return donate
+
+
+def stalled_on_memory(guest, params):
+    """Whether the guest reports stalls on memory (PSI) worth protecting.
+
+    The one test every donor rule shares, so that the water-filling and
+    the probes can never disagree on which guest may not give.
+    """
+    psi = guest.sample.psi_some_avg10
+    return psi is not None and psi >= params.psi_protect
 
 
 def _measured_down_to(guest, cfg, curve, params):

@@ -93,7 +93,7 @@ def _active_room_mb(guest, cfg, params, curve):
     step. Nothing from a guest whose window a resize blurs, whose cache
     still fills (nothing it evicted came back yet), whose reuse has not
     shown (first_pass), that holds a scan's cliff itself, that stalls on
-    memory (PSI, as cache_value._donatable_mb), or that has no guest
+    memory (cache_value.stalled_on_memory), or that has no guest
     agent (no active list is known; it gives what its curve lets it).
     One that refaults nothing holds all it re-reads: no counter prices
     any of it, and a cut of most of it loses most of its hits, so it
@@ -102,11 +102,10 @@ def _active_room_mb(guest, cfg, params, curve):
     MiB of it to a 2 MiB/s scan, and read 4.6 MiB/s; on host 246 a
     quarter of such a cache fitted a scan and saved twice what it cost).
     """
-    psi = guest.sample.psi_some_avg10
     if (guest.host_only or curve.resized or curve.filling
             or curve.first_pass or curve.held_cliff is not None
             or first_reuse.unconfirmed(curve)
-            or (psi is not None and psi >= params.psi_protect)):
+            or cache_value.stalled_on_memory(guest, params)):
         return 0
     room = guest.actual_mb - cache_value.kept_mb(guest, cfg)
     if curve.refault_mb_s <= mrc.IDLE_MB_S:
