@@ -10,6 +10,7 @@ import dataclasses
 import math
 
 from watcher_cams.policy import first_reuse
+from watcher_cams.policy import grow_check
 from watcher_cams.policy import guards
 from watcher_cams.policy import model
 from watcher_cams.policy import mrc
@@ -47,6 +48,12 @@ class ValueCurve:
     idle_since: float = None
     # When a clean window last bore out its measurements (mrc.confirmed_at).
     confirmed_at: float = None
+    # A grow still echoing in its rates, to check once it no longer does
+    # (grow_check.pending), or None.
+    grow_pending: tuple = None
+    # The size it was grown from, where it read less than now (MiB,
+    # grow_check.read_less_at), or None.
+    reads_less_at: int = None
     # While idle: the measurements of the workload that stopped, kept in
     # the policy state (not priced) for when it comes back; once back,
     # when that idle spell began (mrc.resumed_from).
@@ -244,7 +251,8 @@ def value_curve(guest, cfg, params):
         0.0, free_mb)
     last_resize = last_balloon_change(guest)
     resized = resized_in_window(guest, last_resize, params)
-    past = _history(guest, disk, resized, params)
+    past = _history(guest, (disk, activate, filling, r.interval_s), resized,
+                    params)
     seen, idle, confirmed = past.seen, past.idle_since, past.confirmed_at
     if idle is not None:
         # One flat segment: no knee keeps an idle guest's active list.
@@ -274,6 +282,7 @@ def value_curve(guest, cfg, params):
         fill_density=(_fill_density(guest, r, params) if filling
                       else None),
         last_resize=last_resize,
+        grow_pending=past.grow[0], reads_less_at=past.grow[1],
         idle_since=idle, confirmed_at=confirmed, dormant=past.dormant,
         resumed_from=resumed,
         priced_below=released > 0,
@@ -297,14 +306,20 @@ class _History:
     idle_since: object
     confirmed_at: float
     reach: first_reuse.Reach
+    # (the grow to check once its echo ends, MiB to give it back to): see
+    # _grow_checked.
+    grow: tuple = (None, None)
 
 
-def _history(guest, disk, resized, params):
+def _history(guest, window, resized, params):
     """The measurements (and reach) that still describe the guest's reads.
 
     Those an idle guest's old workload left wait, dormant, for its return;
     those its reads at this size contradict are dropped, reach included.
+    ``window``: (its disk reads and activations in MiB/s, whether its
+    cache is filling, the rate window in s).
     """
+    disk = window[0]
     seen = mrc.remembered(guest, params)
     idle = mrc.idle_since(guest, seen, disk, params)
     reach = first_reuse.remembered(guest.policy_state.get(mrc.STATE_KEY))
@@ -322,7 +337,29 @@ def _history(guest, disk, resized, params):
             # its own first re-read will tell.
             reach = first_reuse.Reach()
         seen, confirmed = kept, guest.sample.timestamp
-    return _History(seen, (), idle, confirmed, reach)
+    seen, grow = _grow_checked(guest, seen, (window, resized), params)
+    return _History(seen, (), idle, confirmed, reach, grow)
+
+
+def _grow_checked(guest, seen, window, params):
+    """(seen, (grow to carry, MiB to give back to)) after a grow's echo.
+
+    See grow_check. ``window``: (as :func:`_history`'s, resized). While
+    the grow echoes, it is carried; the first window after decides. A
+    filling cache's window measures nothing, but what the memory cost
+    is kept, so that what it gives back is not priced as before.
+    """
+    (disk, activate, filling, interval_s), resized = window
+    grow = grow_check.pending(guest, _grew_since_plan(guest))
+    if resized:
+        return seen, (grow, None)
+    back_to = grow_check.read_less_at(grow, guest.actual_mb,
+                                      (disk, activate))
+    if back_to is not None and filling:
+        seen = mrc.with_seen(seen, mrc.Seen(
+            guest.actual_mb, 0.0, params.min_segment_mb,
+            guest.sample.timestamp, disk), interval_s, params)
+    return seen, (None, back_to)
 
 
 def step_mb(guest, cfg, free_mb):
@@ -532,6 +569,16 @@ def resized_in_window(guest, last_resize, params):
             and guest.previous.timestamp < last_resize[0] + params.settle_s):
         resized = last_resize[1]
     return resized
+
+
+def _grew_since_plan(guest):
+    """Whether the balloon grew the guest after the last plan."""
+    state = guest.policy_state.get(mrc.STATE_KEY)
+    try:
+        size = int(state['size_mb'])
+    except (KeyError, TypeError, ValueError):
+        return False
+    return (guest.actual_mb - size) * 1024 >= RESIZE_KB
 
 
 def last_balloon_change(guest):

@@ -296,6 +296,17 @@ def _filling_what_it_was_given(curve):
             and curve.last_resize is not None and curve.last_resize[1] > 0)
 
 
+def _grown_worse(host, cfg, curves):
+    """{uuid: MiB} for guests that read more since this policy grew them.
+
+    The memory cost them reads (grow_check): they give it back, whether
+    or not a taker wants it, down to no lower than their floor.
+    """
+    return {u: max(c.reads_less_at, cache_value.kept_mb(host.guest(u), cfg))
+            for u, c in sorted(curves.items())
+            if c.reads_less_at is not None}
+
+
 def _remember(host, curves):
     """Policy state: measurements (this cycle's too), size, last resize."""
     states = {}
@@ -311,6 +322,11 @@ def _remember(host, curves):
             state['confirmed_at'] = c.confirmed_at
         if c.resumed_from is not None:
             state['resumed_from'] = c.resumed_from
+        if not (c.resized or c.filling or c.idle_since is not None):
+            # What a grow this plan decides is checked against.
+            state['reads_mb_s'] = round(c.disk_mb_s, 4)
+        if c.grow_pending is not None:
+            state['grown_from'] = list(c.grow_pending)
         state.update(c.reach.to_state())
         states[uuid] = {STATE_KEY: state}
     return states
@@ -329,7 +345,8 @@ def plan(host: model.HostView, cfg: guards.GuardConfig,
     curves = scan_cliffs.weighed(
         host, cfg, params, scan_cliffs.priced(host, cfg, params, curves), up)
     delta, saved, measured = _moves(host, cfg, params, curves, up)
-    if not any(delta.values()):
+    grown_worse = _grown_worse(host, cfg, curves)
+    if not any(delta.values()) and not grown_worse:
         rooms = _donor_rooms(host, cfg, curves, up)
         other = (probes.probe(host, cfg, params, curves, rooms)
                  or probes.stream_probe(host, cfg, params, curves, rooms)
@@ -349,6 +366,11 @@ def plan(host: model.HostView, cfg: guards.GuardConfig,
                 'utility (%s): value %.3f MiB/s per GiB, %s %d MiB'
                 % (HOST_MEASURED if uuid in measured else GUEST_REPORTED,
                    density, 'gets' if d > 0 else 'gives', abs(d)))
+    for uuid, target in grown_worse.items():
+        current = proposals.get(uuid, (host.guest(uuid).actual_mb,))[0]
+        proposals[uuid] = (min(current, target), (
+            'utility (%s): read less at %d MiB than since it grew, '
+            'gives back to there' % (HOST_MEASURED, target)))
     result = model.Plan(host.name, moves=guards.finalize(host, proposals, cfg))
     result.predicted_reads_avoided_mb_s = max(0.0, saved)
     result.policy_state = states

@@ -1,0 +1,80 @@
+"""Whether a grow made a guest read more: if so, it gives the grow back.
+
+More memory never costs an LRU cache hits, but a kernel's two file lists
+are not one LRU: a scan that never fits keeps part of itself on the
+active list of a small cache, and a larger one rebalances that part away
+(random host 342: a 1,331 MiB scan read 4.9 MiB/s at 1,024 MiB and 8.0 at
+1,536, where the refault counters valued more memory at all it read).
+The host measures it: the window after a grow's echo reads more than the
+window that decided the grow. A new workload that began with the grow
+reads more too; giving back tells them apart (reading as much there
+again, the next window's reads drop every measurement of the old one,
+mrc.of_this_phase) at the cost of one round trip.
+
+Only the first window after the echo decides: a rise later on, at the
+same size, is the workload's (random host 105: a phase change four
+windows after a grow). The policy state keeps what the deciding window
+read (``reads_mb_s``, clean windows only) and, while the echo lasts,
+the grow to check (``grown_from``: [MiB, MiB/s]).
+"""
+
+import math
+
+from watcher_cams.policy import mrc
+
+
+def pending(guest, grown_since_plan):
+    """(MiB it was grown from, MiB/s it read there) to check, or None.
+
+    ``grown_since_plan``: whether it grew after the last plan (see
+    cache_value.last_balloon_change): that plan's size and reads, if its
+    window was clean (a resize or a filling cache blurs what it read).
+    Otherwise the grow the state carries through its echo.
+    """
+    state = guest.policy_state.get(mrc.STATE_KEY)
+    if not isinstance(state, dict):
+        return None
+    if grown_since_plan:
+        return _sane(state.get('size_mb'), state.get('reads_mb_s'), guest)
+    carried = state.get('grown_from')
+    if not isinstance(carried, list) or len(carried) != 2:
+        return None
+    return _sane(carried[0], carried[1], guest)
+
+
+def _sane(from_mb, reads_mb_s, guest):
+    """(MiB, MiB/s) when both are numbers the grow makes possible."""
+    try:
+        from_mb, reads_mb_s = int(from_mb), float(reads_mb_s)
+    except (TypeError, ValueError):
+        return None
+    if not (0 < from_mb < guest.actual_mb and math.isfinite(reads_mb_s)
+            and reads_mb_s >= 0):
+        return None
+    return from_mb, reads_mb_s
+
+
+def read_less_at(grow, size_mb, reads):
+    """MiB it was grown from where it read less than now, or None.
+
+    ``grow``: :func:`pending`; ``reads``: (disk reads, activations) in
+    MiB/s now. At least mrc.EMPIRICAL_REACH_MB smaller (closer, a disk
+    rate's difference is mostly noise), and less by more than
+    mrc.NOISE_SHARE of the reads and mrc.READ_MB_S. And only where its
+    kernel activates (next to) all it reads: every read is of a page
+    evicted so recently that it goes back to the active list, which then
+    keeps none of the scan for long. That is how the two lists make more
+    memory cost reads; a workload that grew with the grow (random host
+    594: a scan's rate rising through a phase change, its refaults not
+    activated) reads more for another reason, and giving back its memory
+    sent it round trips it never recovered from.
+    """
+    if grow is None:
+        return None
+    from_mb, then_mb_s = grow
+    disk_mb_s, activate_mb_s = reads
+    if (from_mb <= size_mb - mrc.EMPIRICAL_REACH_MB
+            and then_mb_s < (1 - mrc.NOISE_SHARE) * disk_mb_s - mrc.READ_MB_S
+            and activate_mb_s >= (1 - mrc.NOISE_SHARE) * disk_mb_s):
+        return from_mb
+    return None
