@@ -19,8 +19,11 @@ either flatters every policy measured against it.
 """
 
 import collections
+import concurrent.futures
 import dataclasses
 import json
+import multiprocessing
+import os
 
 from watcher_cams.lab.sim import policies
 from watcher_cams.lab.sim import spec as spec_mod
@@ -43,8 +46,10 @@ class SoloRuns:
     evicts read what any larger size reads, so they run once too.
     """
 
-    def __init__(self, limit=4096):
+    def __init__(self, limit=4096, workers=None):
         self.limit = limit
+        # Processes :meth:`prefetch` runs at once (None: one per CPU).
+        self.workers = workers
         self._memo = collections.OrderedDict()
         # Solo spec -> smallest size run at which the cache never evicted.
         self._fits = {}
@@ -63,25 +68,60 @@ class SoloRuns:
         if key in self._memo:
             self._memo.move_to_end(key)
         else:
-            self._memo[key] = self._run(solo, size_mb)
-            if len(self._memo) > self.limit:
-                self._memo.popitem(last=False)
+            self._keep(key, solo_run(solo, size_mb))
         return self._memo[key]
 
-    def _run(self, solo, size_mb):
-        spec = json.loads(solo)
-        name = spec['guests'][0]['name']
-        host = spec_mod.build_host(spec, {name: size_mb})
-        cycle = spec['cycle_s']
-        per_cycle, app = [], 0
-        for _ in range(int(round(spec['duration_s'] / cycle))):
-            measure = host.now >= spec['warmup_s'] - 1e-9
-            traffic = host.step(cycle, measure)[0]
-            per_cycle.append(traffic.disk_kb if measure else 0)
-            app += traffic.app_kb if measure else 0
-        if getattr(host.guests[0].cache, 'evictions', None) == 0:
+    def _keep(self, key, result):
+        """Memoise ``result`` (:func:`solo_run`'s) of ``key``."""
+        app, per_cycle, fits = result
+        solo, size_mb = key
+        if fits:
             self._fits[solo] = min(size_mb, self._fits.get(solo, size_mb))
-        return app, tuple(per_cycle)
+        self._memo[key] = app, per_cycle
+        if len(self._memo) > self.limit:
+            self._memo.popitem(last=False)
+
+    def prefetch(self, keys):
+        """Run the (solo, MiB) ``keys`` not memoised yet, in parallel.
+
+        A solver asks for one size after another; the runs are independent
+        and each takes seconds (an oracle of the CAMS example's 1 TB reader
+        ran a minute of them), so they run ahead on every CPU, the
+        smallest sizes first: once a size never evicts, the larger ones of
+        that guest are not run (see :meth:`reads`).
+        """
+        width = self.workers or os.cpu_count() or 1
+        todo = sorted(set(keys) - set(self._memo), key=lambda k: k[1])
+        if width < 2 or len(todo) < 2:
+            return
+        with concurrent.futures.ProcessPoolExecutor(
+                width, mp_context=multiprocessing.get_context('fork')) as pool:
+            while todo:
+                todo = [k for k in todo
+                        if k[1] < self._fits.get(k[0], float('inf'))]
+                batch, todo = todo[:width], todo[width:]
+                for key, result in zip(batch, pool.map(solo_run, *zip(
+                        *batch))):
+                    self._keep(key, result)
+
+
+def solo_run(solo, size_mb):
+    """(app KiB, disk KiB per cycle, whether it never evicted).
+
+    ``solo``'s guest (:func:`solo_spec`'s JSON text) alone at ``size_mb``.
+    """
+    spec = json.loads(solo)
+    name = spec['guests'][0]['name']
+    host = spec_mod.build_host(spec, {name: size_mb})
+    cycle = spec['cycle_s']
+    per_cycle, app = [], 0
+    for _ in range(int(round(spec['duration_s'] / cycle))):
+        measure = host.now >= spec['warmup_s'] - 1e-9
+        traffic = host.step(cycle, measure)[0]
+        per_cycle.append(traffic.disk_kb if measure else 0)
+        app += traffic.app_kb if measure else 0
+    fits = getattr(host.guests[0].cache, 'evictions', None) == 0
+    return app, tuple(per_cycle), fits
 
 
 SOLO_RUNS = SoloRuns()
@@ -106,6 +146,12 @@ class Curves:
             segment_of(self.segments, i * cycle)
             for i in range(int(round(spec['duration_s'] / cycle)))]
         self._memo = {}
+
+    def prefetch(self, grids):
+        """Run ahead every size ``grids`` ({name: [MiB, ...]}) may ask."""
+        self._runs.prefetch([(self._solo[name], size)
+                             for name, sizes in grids.items()
+                             for size in sizes])
 
     def reads(self, name, size_mb):
         """(app KiB, [disk KiB per segment]) of guest ``name`` alone."""
@@ -212,6 +258,7 @@ def solve(spec, step_mb=64, cfg=None, curves=None):
     curves = curves or Curves(spec)
     grids = {g['name']: _grid(*_bounds(g, cfg), step_mb)
              for g in spec['guests']}
+    curves.prefetch(grids)
     reads, splits = 0.0, []
     disk = dict.fromkeys(grids, 0.0)
     for seg, start in enumerate(curves.segments):
