@@ -81,6 +81,28 @@ class TestOracle(testtools.TestCase):
         self.assertNotEqual(runs.reads(solo, 320), runs.reads(solo, 384))
         self.assertEqual(3, len(runs._memo))
 
+    def test_runs_ahead_in_processes_read_as_runs_one_by_one(self):
+        s = small_spec()
+        s['guests'][0]['phases'][0]['range_mb'] = 256
+        s = spec_mod.validate(s)
+        grids = {'vm1': [320, 384, 576, 640, 704], 'vm2': [320, 384]}
+        ahead = oracle.SoloRuns(workers=2)
+        oracle.Curves(s, ahead).prefetch(grids)
+        one_by_one = oracle.SoloRuns(workers=1)
+        curves = oracle.Curves(s, one_by_one)
+        curves.prefetch(grids)
+        self.assertEqual(0, len(one_by_one._memo))
+        for name, sizes in grids.items():
+            for size in sizes:
+                self.assertEqual(curves.reads(name, size),
+                                 oracle.Curves(s, ahead).reads(name, size))
+        # vm1's 256 MiB never evict at 384 MiB or more: its larger sizes,
+        # in later batches, were not run ahead.
+        vm1 = oracle.solo_spec(s, s['guests'][0])
+        self.assertEqual(384, ahead._fits[vm1])
+        self.assertEqual({320, 384}, {size for solo, size in ahead._memo
+                                      if solo == vm1})
+
     def test_points_that_share_a_guest_run_it_once(self):
         runs = oracle.SoloRuns()
         for rate in (4, 8):
