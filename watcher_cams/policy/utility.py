@@ -300,11 +300,15 @@ def _grown_worse(host, cfg, curves):
     """{uuid: MiB} for guests that read more since this policy grew them.
 
     The memory cost them reads (grow_check): they give it back, whether
-    or not a taker wants it, down to no lower than their floor.
+    or not a taker wants it, down to no lower than their floor (a guest
+    already at it gives nothing).
     """
-    return {u: max(c.reads_less_at, cache_value.kept_mb(host.guest(u), cfg))
-            for u, c in sorted(curves.items())
-            if c.reads_less_at is not None}
+    targets = {u: max(c.reads_less_at, cache_value.kept_mb(host.guest(u),
+                                                           cfg))
+               for u, c in sorted(curves.items())
+               if c.reads_less_at is not None}
+    return {u: mb for u, mb in targets.items()
+            if mb < host.guest(u).actual_mb}
 
 
 def _remember(host, curves):

@@ -109,6 +109,12 @@ class TestGivesBackWhatCostItReads(testtools.TestCase):
         move = self.moves(g)[g.uuid]
         self.assertEqual(1700 + CFG.floor_margin_mb, move.target_mb)
 
+    def test_nothing_from_a_guest_at_its_floor(self):
+        g = scan(state=echo_over())
+        g = dataclasses.replace(g, sample=dataclasses.replace(
+            g.sample, committed_as_kb=2000 * 1024))
+        self.assertEqual({}, self.moves(g))
+
     def test_a_clean_window_keeps_what_it_read(self):
         g = scan()
         state = self.plan(g).policy_state[g.uuid][utility.STATE_KEY]
