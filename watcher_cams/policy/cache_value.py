@@ -573,29 +573,38 @@ def resized_in_window(guest, last_resize, params):
 
 def _grew_since_plan(guest):
     """Whether the balloon grew the guest after the last plan."""
-    state = guest.policy_state.get(mrc.STATE_KEY)
-    try:
-        size = int(state['size_mb'])
-    except (KeyError, TypeError, ValueError):
-        return False
-    return (guest.actual_mb - size) * 1024 >= RESIZE_KB
+    change = _change_since_plan(guest)
+    return change is not None and change[1] > 0
 
 
-def last_balloon_change(guest):
-    """(time, direction) of the guest's last balloon change, or None.
+def _change_since_plan(guest):
+    """(time of the last plan, direction) if the size changed since, or None.
 
     The policy state keeps the size at each plan; a different size now
     means a change after that plan (taken as right after it).
     """
     state = guest.policy_state.get(mrc.STATE_KEY)
-    if not isinstance(state, dict):
-        return None
     try:
         size, at = int(state['size_mb']), float(state['at'])
     except (KeyError, TypeError, ValueError):
-        size = at = None
-    if size is not None and abs(guest.actual_mb - size) * 1024 >= RESIZE_KB:
-        return at, 1 if guest.actual_mb > size else -1
+        return None
+    if abs(guest.actual_mb - size) * 1024 < RESIZE_KB:
+        return None
+    return at, 1 if guest.actual_mb > size else -1
+
+
+def last_balloon_change(guest):
+    """(time, direction) of the guest's last balloon change, or None.
+
+    One since the last plan (:func:`_change_since_plan`), or the one the
+    policy state recorded.
+    """
+    state = guest.policy_state.get(mrc.STATE_KEY)
+    if not isinstance(state, dict):
+        return None
+    change = _change_since_plan(guest)
+    if change is not None:
+        return change
     last = state.get('last_resize')
     try:
         at, direction = float(last[0]), int(last[1])
