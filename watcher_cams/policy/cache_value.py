@@ -86,8 +86,9 @@ class ValueCurve:
     unused_mb: float = 0.0
     # It reads nothing from disk and its CPUs idle (mrc.cpu_idle).
     quiet: bool = False
-    # What it may give at no loss: its unused free memory (unused_mb), or
-    # a quiet guest's step (step_mb).
+    # What it may give at no loss: its unused free memory (unused_mb), a
+    # quiet guest's step (step_mb), or a granule of the inactive list of
+    # a guest that reads and hits nothing (_unread_active_mb).
     no_loss_mb: float = 0.0
     # A scan's reach, from what it read before its first re-read.
     reach: first_reuse.Reach = first_reuse.Reach()
@@ -136,7 +137,7 @@ class ValueCurve:
             # guest that reads nothing, the step of its cache it gives,
             # whatever a measurement of an earlier workload priced them
             # (the next window measures the step: a reader it cost reads
-            # again, and is not quiet).
+            # again, and is neither quiet nor unread).
             return 0.0
         top = self.size_mb - given_mb
         loss = self.loss_density
@@ -266,8 +267,10 @@ def value_curve(guest, cfg, params):
     # reads nothing now because it went idle, not because its data fits.
     released = 0 if quiet else _measured_down_to(
         guest, cfg, (seen, None if resized else disk), params)
+    unread = 0 if filling or resized or idle is not None else (
+        _unread_active_mb(guest, cfg, params, (disk, r.pgactivate_s)))
     donate = _donatable_mb(guest, cfg, params, (fill_mb, filling, quiet),
-                           (segments, released), free_mb)
+                           (segments, max(released, unread)), free_mb)
     measured_mb = 0.0
     resumed = mrc.resumed_from(guest, idle, seen)
     reach = first_reuse.tracked(past.reach, guest, r, disk)
@@ -292,7 +295,7 @@ def value_curve(guest, cfg, params):
         or first_reuse.may_still_fit(reach, guest, disk * r.interval_s),
         free_mb=max(0.0, free_mb - cfg.floor_margin_mb), quiet=quiet,
         unused_mb=unused_mb,
-        no_loss_mb=max(unused_mb,
+        no_loss_mb=max(unused_mb, unread,
                        step_mb(guest, cfg, free_mb) if quiet else 0.0),
         reach=reach)
 
@@ -493,6 +496,34 @@ def _donatable_mb(guest, cfg, params, fill, curve, free_mb):
     if stalled_on_memory(guest, params):
         donate = 0
     return donate
+
+
+def _unread_active_mb(guest, cfg, params, rates):
+    """MiB of its active list a guest that reads nothing may give a cycle.
+
+    ``rates``: (its disk reads in MiB/s, the host's where it measured
+    them; pages its kernel activated per second). The active list is
+    kept as the knee of the curve (:func:`_active_list_is_a_knee`), but
+    no counter tells a list every read needs from one no read does: the
+    kernel ages active pages only under pressure, and those an old phase
+    left stay active for hours beside a new workload that fits. A guest
+    that reads nothing from disk and hits nothing on its inactive list
+    (no activation) loses nothing while only that list shrinks: one
+    granule may go, while the inactive list holds as much (the kernel
+    refills it from the active list's oldest pages). The next window
+    measures the step: reads that come back are a measurement at the
+    smaller size and price the memory back, activations price the
+    inactive list (:func:`_inactive_hit_density`), and an emptied
+    inactive list ends the steps. Not from a guest stalled on memory.
+    A guest's claims can only lose it memory here, never gain it.
+    """
+    disk_mb_s, activated_s = rates
+    if (disk_mb_s > mrc.IDLE_MB_S
+            or activated_s * MB_PER_PAGE > mrc.IDLE_MB_S
+            or guest.sample.inactive_file_mb < params.granule_mb
+            or stalled_on_memory(guest, params)):
+        return 0
+    return min(params.granule_mb, guest.actual_mb - kept_mb(guest, cfg))
 
 
 def stalled_on_memory(guest, params):

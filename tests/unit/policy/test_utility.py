@@ -782,7 +782,10 @@ class TestMeasuredSmaller(testtools.TestCase):
         measured = utility.value_curve(
             remembering(self.fits, self.smaller), CFG)
         self.assertEqual(512, measured.donate_mb)
-        self.assertAlmostEqual(2.0, measured.loss_at(0, 64) * 1024)
+        # A granule of its inactive list, which nothing hit, loses nothing
+        # (TestUnreadActiveList); the host's reads price the rest.
+        self.assertEqual(0.0, measured.loss_at(0, 64))
+        self.assertAlmostEqual(2.0, measured.loss_at(64, 64) * 1024)
         self.assertAlmostEqual(2.0, measured.loss_at(448, 64) * 1024)
 
     def test_only_a_taker_worth_more_gets_it(self):
@@ -794,8 +797,10 @@ class TestMeasuredSmaller(testtools.TestCase):
             plan = utility.plan(factory.host(
                 [taker, remembering(self.fits, self.smaller)]), CFG)
             return {m.instance: (m.delta_mb, m.reason) for m in plan.moves}
-        # 1.7 MiB/s per GiB: less than the 2 the host measured.
-        self.assertEqual({}, deltas(2.0))
+        # 1.7 MiB/s per GiB: less than the 2 the host measured; only the
+        # granule no read needs goes.
+        self.assertEqual({self.fits.uuid: -64, factory.uid(1): 64}, {
+            u: delta for u, (delta, _) in deltas(2.0).items()})
         # 6.9: all of it, priced by the host's reads.
         moves = deltas(8.0)
         self.assertEqual(-512, moves[self.fits.uuid][0])
@@ -1114,8 +1119,10 @@ class TestProbe(testtools.TestCase):
         scan = factory.guest(1, read_mb_s=6.0,
                              refault_s=factory.pages_s(6.0),
                              read_since_boot_mb=20000)
+        # Its inactive list is hit: the pages it holds are read.
         fitted = remembering(
-            factory.guest(3, read_mb_s=0.0, read_since_boot_mb=20000),
+            TestValueCurve._with_pgactivate(factory.guest(
+                3, read_mb_s=0.0, read_since_boot_mb=20000), 0.1),
             (2048, 0.0, 64, self.now - 60, 0.0, 3),
             (1792, 0.0, 64, self.now - 300, 4.0, 3))
         self.other = factory.guest(2, read_mb_s=0.5,
@@ -1165,7 +1172,10 @@ class TestProbe(testtools.TestCase):
         # Its reads fell from 0.5 to 0.01 MiB/s over the 256 MiB below:
         # 1.9 MiB/s per GiB, but 64 MiB more can save 0.01 MiB/s at most,
         # 0.16 per GiB: not worth the donor's 0.11 and the value band.
-        fitted = factory.guest(1, read_mb_s=0.01)
+        fitted = dataclasses.replace(
+            factory.guest(1), host_io=host_io.HostIo(
+                window_s=60.0, start_mb=2048, end_mb=2048, read_mb_s=0.01,
+                read_req_s=0.1))
         measured = remembering(
             fitted, (2048, 0.0, 64, self.now - 60, 0.01, 3),
             (1792, 0.0, 64, self.now - 300, 0.5, 3))
@@ -1256,6 +1266,58 @@ class TestActiveList(testtools.TestCase):
                                 activate_s=factory.pages_s(0.5))
         curve = utility.value_curve(uniform, CFG)
         self.assertEqual(2048 - 256 - 128, curve.donate_mb)
+
+
+class TestUnreadActiveList(testtools.TestCase):
+    """An active list no read needs goes, a granule a cycle."""
+
+    def setUp(self):
+        super().setUp()
+        # Reads nothing from disk and hits nothing on its inactive list: a
+        # 512 MiB scan that fits, beside 118 MiB an old phase left on its
+        # active list (630 MiB); 84 MiB inactive.
+        self.stale = factory.guest(2, actual_mb=1024, used_mb=256,
+                                   active_mb=630, inactive_mb=84)
+        self.taker = factory.guest(1, read_mb_s=1.0,
+                                   refault_s=factory.pages_s(1.0),
+                                   activate_s=factory.pages_s(0.5))
+
+    def given(self, stale):
+        plan = utility.plan(factory.host([self.taker, stale]), CFG)
+        return {m.instance: m.delta_mb for m in plan.moves}
+
+    def test_a_granule_goes_at_no_loss(self):
+        # Its active list is the knee: 1024 - (256 + 630 + 128) kept.
+        kept = utility.value_curve(self.stale, CFG)
+        self.assertEqual((64, 64), (kept.donate_mb, kept.no_loss_mb))
+        self.assertEqual(0.0, kept.loss_at(0, 64))
+        self.assertEqual({self.stale.uuid: -64, self.taker.uuid: 64},
+                         self.given(self.stale))
+
+    def test_whatever_a_past_window_measured_smaller(self):
+        # At 832 MiB it read 4.5 MiB/s, in the window its phase changed.
+        measured = remembering(self.stale, (
+            832, 0.0, 64, self.stale.sample.timestamp - 300, 4.5, 1))
+        curve = utility.value_curve(measured, CFG)
+        self.assertEqual(0.0, curve.loss_at(0, 64))
+        self.assertGreater(curve.loss_at(64, 64) * 1024, 10.0)
+        self.assertEqual(-64, self.given(measured)[self.stale.uuid])
+
+    def test_not_from_a_guest_that_reads_or_hits_what_it_holds(self):
+        small = factory.guest(2, actual_mb=1024, used_mb=308, active_mb=630,
+                              inactive_mb=32)
+        for busy in (
+                TestValueCurve._with_pgactivate(self.stale, 0.1),
+                factory.guest(2, actual_mb=1024, used_mb=256, active_mb=630,
+                              inactive_mb=84, read_mb_s=0.5),
+                small,
+                factory.guest(2, actual_mb=1024, used_mb=256, active_mb=630,
+                              inactive_mb=84, psi=25.0),
+                grown_cache(self.stale, 0, grew_mb=84),
+                shrunk_by(self.stale, 64)):
+            # (54 MiB it never filled lose nothing either: no granule.)
+            self.assertLess(utility.value_curve(busy, CFG).no_loss_mb, 64)
+            self.assertNotIn(busy.uuid, self.given(busy))
 
 
 class TestMemoryThatSavesNothingGoesBack(testtools.TestCase):
@@ -1441,8 +1503,9 @@ class TestWentIdle(testtools.TestCase):
             CFG)
         self.assertFalse(slow.quiet)
         # What it gives is priced by those reads (1 MiB/s over 512 MiB),
-        # not by the idle step.
-        self.assertAlmostEqual(2.0, slow.loss_at(0, 64) * 1024)
+        # not by the idle step (beyond the granule of its inactive list
+        # nothing hit: TestUnreadActiveList).
+        self.assertAlmostEqual(2.0, slow.loss_at(64, 64) * 1024)
         # Busy then, or idle and reading nothing: no such evidence.
         for then in ((1536, 0.5, 512, self.now - 300, 1.0, 3, 0.3),
                      (1536, 0.5, 512, self.now - 300, 0.0, 3, 0.004),
