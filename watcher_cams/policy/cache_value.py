@@ -268,7 +268,7 @@ def value_curve(guest, cfg, params):
     released = 0 if quiet else _measured_down_to(
         guest, cfg, (seen, None if resized else disk), params)
     unread = 0 if filling or resized or idle is not None else (
-        _unread_active_mb(guest, cfg, params, (disk, r.pgactivate_s)))
+        _unread_active_mb(guest, cfg, params, (disk, r.pgactivate_s), seen))
     donate = _donatable_mb(guest, cfg, params, (fill_mb, filling, quiet),
                            (segments, max(released, unread)), free_mb)
     measured_mb = 0.0
@@ -498,11 +498,12 @@ def _donatable_mb(guest, cfg, params, fill, curve, free_mb):
     return donate
 
 
-def _unread_active_mb(guest, cfg, params, rates):
+def _unread_active_mb(guest, cfg, params, rates, seen):
     """MiB of its active list a guest that reads nothing may give a cycle.
 
     ``rates``: (its disk reads in MiB/s, the host's where it measured
-    them; pages its kernel activated per second). The active list is
+    them; pages its kernel activated per second); ``seen``: its
+    measurements of this phase (mrc.Seen). The active list is
     kept as the knee of the curve (:func:`_active_list_is_a_knee`), but
     no counter tells a list every read needs from one no read does: the
     kernel ages active pages only under pressure, and those an old phase
@@ -514,14 +515,23 @@ def _unread_active_mb(guest, cfg, params, rates):
     measures the step: reads that come back are a measurement at the
     smaller size and price the memory back, activations price the
     inactive list (:func:`_inactive_hit_density`), and an emptied
-    inactive list ends the steps. Not from a guest stalled on memory.
-    A guest's claims can only lose it memory here, never gain it.
+    inactive list ends the steps. Whatever one measurement at a smaller
+    size read (the first window of a new phase reads its first pass at
+    any size), but not where two or more did: a curve that agrees with
+    itself prices that memory (:func:`_measured_down_to`). Not from a
+    guest stalled on memory. A guest's claims can only lose it memory
+    here, never gain it.
     """
     disk_mb_s, activated_s = rates
     if (disk_mb_s > mrc.IDLE_MB_S
             or activated_s * MB_PER_PAGE > mrc.IDLE_MB_S
             or guest.sample.inactive_file_mb < params.granule_mb
             or stalled_on_memory(guest, params)):
+        return 0
+    read_more_below = [x for x in seen
+                       if x.size_mb < guest.actual_mb - params.granule_mb / 2
+                       and x.disk_mb_s > disk_mb_s]
+    if len(read_more_below) >= 2:
         return 0
     return min(params.granule_mb, guest.actual_mb - kept_mb(guest, cfg))
 

@@ -1302,6 +1302,14 @@ class TestUnreadActiveList(testtools.TestCase):
         self.assertEqual(0.0, curve.loss_at(0, 64))
         self.assertGreater(curve.loss_at(64, 64) * 1024, 10.0)
         self.assertEqual(-64, self.given(measured)[self.stale.uuid])
+        # Two that agree are a curve, and price it.
+        curve = remembering(self.stale, (
+            768, 0.0, 64, self.stale.sample.timestamp - 200, 6.0, 2), (
+            832, 0.0, 64, self.stale.sample.timestamp - 300, 4.5, 1))
+        self.assertLess(utility.value_curve(curve, CFG).no_loss_mb, 64)
+        self.assertGreater(
+            utility.value_curve(curve, CFG).loss_at(0, 64) * 1024, 10.0)
+        self.assertNotIn(self.stale.uuid, self.given(curve))
 
     def test_not_from_a_guest_that_reads_or_hits_what_it_holds(self):
         small = factory.guest(2, actual_mb=1024, used_mb=308, active_mb=630,
