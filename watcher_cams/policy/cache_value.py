@@ -14,6 +14,7 @@ from watcher_cams.policy import grow_check
 from watcher_cams.policy import guards
 from watcher_cams.policy import model
 from watcher_cams.policy import mrc
+from watcher_cams.policy import stale_active
 
 MB_PER_PAGE = model.MB_PER_PAGE
 # MemTotal changes smaller than this (KiB) are not a balloon change.
@@ -90,6 +91,8 @@ class ValueCurve:
     # quiet guest's step (step_mb), or a granule of the inactive list of
     # a guest that reads and hits nothing (_unread_active_mb).
     no_loss_mb: float = 0.0
+    # Pages it had activated when its workload began (stale_active.base).
+    activated_base: int = None
     # A scan's reach, from what it read before its first re-read.
     reach: first_reuse.Reach = first_reuse.Reach()
     # Where that puts its cliff, once it prices the curve (utility).
@@ -268,7 +271,7 @@ def value_curve(guest, cfg, params):
     released = 0 if quiet else _measured_down_to(
         guest, cfg, (seen, None if resized else disk), params)
     unread = 0 if filling or resized or idle is not None else (
-        _unread_active_mb(guest, cfg, params, (disk, r.pgactivate_s), seen))
+        _unread_active_mb(guest, cfg, params, (disk, r.pgactivate_s), past))
     donate = _donatable_mb(guest, cfg, params, (fill_mb, filling, quiet),
                            (segments, max(released, unread)), free_mb)
     measured_mb = 0.0
@@ -297,7 +300,7 @@ def value_curve(guest, cfg, params):
         unused_mb=unused_mb,
         no_loss_mb=max(unused_mb, unread,
                        step_mb(guest, cfg, free_mb) if quiet else 0.0),
-        reach=reach)
+        reach=reach, activated_base=past.activated_base)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -312,6 +315,8 @@ class _History:
     # (the grow to check once its echo ends, MiB to give it back to): see
     # _grow_checked.
     grow: tuple = (None, None)
+    # Pages the guest had activated when its workload began (stale_active).
+    activated_base: int = None
 
 
 def _history(guest, window, resized, params):
@@ -332,16 +337,19 @@ def _history(guest, window, resized, params):
         # measurements wait for its return: nothing it read since
         # contradicts them.
         return _History((), seen, idle, guest.sample.timestamp, reach)
-    confirmed = mrc.confirmed_at(guest)
+    confirmed, new_phase = mrc.confirmed_at(guest), False
     if not resized:
         kept = mrc.of_this_phase(seen, guest.actual_mb, disk, params)
-        if seen and not kept:
+        new_phase = bool(seen) and not kept
+        if new_phase:
             # Its reads at this size moved: a new workload, whose reach
             # its own first re-read will tell.
             reach = first_reuse.Reach()
         seen, confirmed = kept, guest.sample.timestamp
     seen, grow = _grow_checked(guest, seen, (window, resized), params)
-    return _History(seen, (), idle, confirmed, reach, grow)
+    base = stale_active.base(guest, guest.policy_state.get(mrc.STATE_KEY),
+                             new_phase)
+    return _History(seen, (), idle, confirmed, reach, grow, base)
 
 
 def _grow_checked(guest, seen, window, params):
@@ -498,20 +506,20 @@ def _donatable_mb(guest, cfg, params, fill, curve, free_mb):
     return donate
 
 
-def _unread_active_mb(guest, cfg, params, rates, seen):
+def _unread_active_mb(guest, cfg, params, rates, past):
     """MiB of its active list a guest that reads nothing may give a cycle.
 
     ``rates``: (its disk reads in MiB/s, the host's where it measured
-    them; pages its kernel activated per second); ``seen``: its
-    measurements of this phase (mrc.Seen). The active list is
-    kept as the knee of the curve (:func:`_active_list_is_a_knee`), but
-    no counter tells a list every read needs from one no read does: the
-    kernel ages active pages only under pressure, and those an old phase
-    left stay active for hours beside a new workload that fits. A guest
-    that reads nothing from disk and hits nothing on its inactive list
-    (no activation) loses nothing while only that list shrinks: one
-    granule may go, while the inactive list holds as much (the kernel
-    refills it from the active list's oldest pages). The next window
+    them; pages its kernel activated per second); ``past``: its
+    _History. The active list is kept as the knee of the curve
+    (:func:`_active_list_is_a_knee`), but the kernel ages active pages
+    only under pressure, and those an old phase left stay active for
+    hours beside a new workload that fits. A guest that reads nothing
+    from disk and hits nothing on its inactive list (no activation)
+    loses nothing while only pages its workload never activated go
+    (stale_active): one granule may, while it holds that many and its
+    inactive list holds as much (the kernel refills that list from the
+    active list's oldest pages). The next window
     measures the step: reads that come back are a measurement at the
     smaller size and price the memory back, activations price the
     inactive list (:func:`_inactive_hit_density`), and an emptied
@@ -528,10 +536,11 @@ def _unread_active_mb(guest, cfg, params, rates, seen):
             or guest.sample.inactive_file_mb < params.granule_mb
             or stalled_on_memory(guest, params)):
         return 0
-    read_more_below = [x for x in seen
+    read_more_below = [x for x in past.seen
                        if x.size_mb < guest.actual_mb - params.granule_mb / 2
                        and x.disk_mb_s > disk_mb_s]
-    if len(read_more_below) >= 2:
+    if len(read_more_below) >= 2 or stale_active.never_activated_mb(
+            guest, past.activated_base) < params.granule_mb:
         return 0
     return min(params.granule_mb, guest.actual_mb - kept_mb(guest, cfg))
 

@@ -49,6 +49,7 @@ from watcher_cams.policy import model
 from watcher_cams.policy import mrc
 from watcher_cams.policy import probes
 from watcher_cams.policy import scan_cliffs
+from watcher_cams.policy import stale_active
 
 # Key of this policy's part of a guest's policy state.
 STATE_KEY = mrc.STATE_KEY
@@ -322,6 +323,8 @@ def _remember(host, curves):
             state['last_resize'] = list(c.last_resize)
         if c.idle_since is not None:
             state['idle_since'] = c.idle_since
+        if c.activated_base is not None:
+            state[stale_active.BASE_KEY] = c.activated_base
         if c.confirmed_at is not None:
             state['confirmed_at'] = c.confirmed_at
         if c.resumed_from is not None:

@@ -11,6 +11,7 @@ from watcher_cams.policy import model
 from watcher_cams.policy import mrc
 from watcher_cams.policy import probes
 from watcher_cams.policy import report
+from watcher_cams.policy import stale_active
 from watcher_cams.policy import utility
 
 CFG = guards.GuardConfig()
@@ -782,10 +783,7 @@ class TestMeasuredSmaller(testtools.TestCase):
         measured = utility.value_curve(
             remembering(self.fits, self.smaller), CFG)
         self.assertEqual(512, measured.donate_mb)
-        # A granule of its inactive list, which nothing hit, loses nothing
-        # (TestUnreadActiveList); the host's reads price the rest.
-        self.assertEqual(0.0, measured.loss_at(0, 64))
-        self.assertAlmostEqual(2.0, measured.loss_at(64, 64) * 1024)
+        self.assertAlmostEqual(2.0, measured.loss_at(0, 64) * 1024)
         self.assertAlmostEqual(2.0, measured.loss_at(448, 64) * 1024)
 
     def test_only_a_taker_worth_more_gets_it(self):
@@ -797,10 +795,8 @@ class TestMeasuredSmaller(testtools.TestCase):
             plan = utility.plan(factory.host(
                 [taker, remembering(self.fits, self.smaller)]), CFG)
             return {m.instance: (m.delta_mb, m.reason) for m in plan.moves}
-        # 1.7 MiB/s per GiB: less than the 2 the host measured; only the
-        # granule no read needs goes.
-        self.assertEqual({self.fits.uuid: -64, factory.uid(1): 64}, {
-            u: delta for u, (delta, _) in deltas(2.0).items()})
+        # 1.7 MiB/s per GiB: less than the 2 the host measured.
+        self.assertEqual({}, deltas(2.0))
         # 6.9: all of it, priced by the host's reads.
         moves = deltas(8.0)
         self.assertEqual(-512, moves[self.fits.uuid][0])
@@ -1119,10 +1115,8 @@ class TestProbe(testtools.TestCase):
         scan = factory.guest(1, read_mb_s=6.0,
                              refault_s=factory.pages_s(6.0),
                              read_since_boot_mb=20000)
-        # Its inactive list is hit: the pages it holds are read.
         fitted = remembering(
-            TestValueCurve._with_pgactivate(factory.guest(
-                3, read_mb_s=0.0, read_since_boot_mb=20000), 0.1),
+            factory.guest(3, read_mb_s=0.0, read_since_boot_mb=20000),
             (2048, 0.0, 64, self.now - 60, 0.0, 3),
             (1792, 0.0, 64, self.now - 300, 4.0, 3))
         self.other = factory.guest(2, read_mb_s=0.5,
@@ -1172,10 +1166,7 @@ class TestProbe(testtools.TestCase):
         # Its reads fell from 0.5 to 0.01 MiB/s over the 256 MiB below:
         # 1.9 MiB/s per GiB, but 64 MiB more can save 0.01 MiB/s at most,
         # 0.16 per GiB: not worth the donor's 0.11 and the value band.
-        fitted = dataclasses.replace(
-            factory.guest(1), host_io=host_io.HostIo(
-                window_s=60.0, start_mb=2048, end_mb=2048, read_mb_s=0.01,
-                read_req_s=0.1))
+        fitted = factory.guest(1, read_mb_s=0.01)
         measured = remembering(
             fitted, (2048, 0.0, 64, self.now - 60, 0.01, 3),
             (1792, 0.0, 64, self.now - 300, 0.5, 3))
@@ -1268,16 +1259,28 @@ class TestActiveList(testtools.TestCase):
         self.assertEqual(2048 - 256 - 128, curve.donate_mb)
 
 
+def since_phase(g, activated_pages, *entries):
+    """``g`` whose workload began at ``activated_pages`` activations.
+
+    Remembering ``entries`` too (see :func:`remembering`).
+    """
+    state = remembering(g, *entries).policy_state[utility.STATE_KEY]
+    state[stale_active.BASE_KEY] = activated_pages
+    return dataclasses.replace(g, policy_state={utility.STATE_KEY: state})
+
+
 class TestUnreadActiveList(testtools.TestCase):
-    """An active list no read needs goes, a granule a cycle."""
+    """What an old phase left on the active list goes, a granule a cycle."""
 
     def setUp(self):
         super().setUp()
         # Reads nothing from disk and hits nothing on its inactive list: a
         # 512 MiB scan that fits, beside 118 MiB an old phase left on its
-        # active list (630 MiB); 84 MiB inactive.
-        self.stale = factory.guest(2, actual_mb=1024, used_mb=256,
-                                   active_mb=630, inactive_mb=84)
+        # active list (630 MiB); 84 MiB inactive. It has activated nothing
+        # since its workload changed.
+        self.fits = factory.guest(2, actual_mb=1024, used_mb=256,
+                                  active_mb=630, inactive_mb=84)
+        self.stale = since_phase(self.fits, 0)
         self.taker = factory.guest(1, read_mb_s=1.0,
                                    refault_s=factory.pages_s(1.0),
                                    activate_s=factory.pages_s(0.5))
@@ -1293,34 +1296,72 @@ class TestUnreadActiveList(testtools.TestCase):
         self.assertEqual(0.0, kept.loss_at(0, 64))
         self.assertEqual({self.stale.uuid: -64, self.taker.uuid: 64},
                          self.given(self.stale))
+        # Its baseline stays in the policy state.
+        plan = utility.plan(factory.host([self.taker, self.stale]), CFG)
+        self.assertEqual(0, plan.policy_state[self.stale.uuid][
+            utility.STATE_KEY][stale_active.BASE_KEY])
+
+    def test_a_phase_change_begins_its_workload(self):
+        # It read 0.5 MiB/s at this size two minutes ago, 4 now.
+        changed = factory.guest(2, actual_mb=1024, read_mb_s=4.0)
+        changed = dataclasses.replace(
+            changed,
+            previous=dataclasses.replace(changed.previous, pgactivate=123),
+            sample=dataclasses.replace(changed.sample, pgactivate=123))
+        changed = remembering(
+            changed, (1024, 0.0, 64, changed.sample.timestamp - 120, 0.5, 3))
+        plan = utility.plan(factory.host([self.taker, changed]), CFG)
+        self.assertEqual(123, plan.policy_state[changed.uuid][
+            utility.STATE_KEY][stale_active.BASE_KEY])
+        self.assertNotIn(stale_active.BASE_KEY, plan.policy_state[
+            self.taker.uuid][utility.STATE_KEY])
+
+    def test_not_without_a_workload_seen_to_begin(self):
+        # A slow scan that fits reads nothing and hits nothing for as long
+        # as it passes over its active list: all it holds may be its own.
+        curve = utility.value_curve(self.fits, CFG)
+        self.assertLess(curve.no_loss_mb, 64)
+        self.assertNotIn(self.fits.uuid, self.given(self.fits))
+
+    def test_not_what_its_workload_activated(self):
+        # 700 MiB activated since its workload began: 14 MiB of its file
+        # LRU at most are the old workload's.
+        busy = dataclasses.replace(self.fits, sample=dataclasses.replace(
+            self.fits.sample, pgactivate=200000),
+            previous=dataclasses.replace(self.fits.previous,
+                                         pgactivate=200000))
+        curve = utility.value_curve(since_phase(
+            busy, 200000 - factory.pages_s(700)), CFG)
+        self.assertLess(curve.no_loss_mb, 64)
 
     def test_whatever_a_past_window_measured_smaller(self):
         # At 832 MiB it read 4.5 MiB/s, in the window its phase changed.
-        measured = remembering(self.stale, (
-            832, 0.0, 64, self.stale.sample.timestamp - 300, 4.5, 1))
+        now = self.stale.sample.timestamp
+        measured = since_phase(self.fits, 0, (832, 0.0, 64, now - 300, 4.5, 1))
         curve = utility.value_curve(measured, CFG)
         self.assertEqual(0.0, curve.loss_at(0, 64))
         self.assertGreater(curve.loss_at(64, 64) * 1024, 10.0)
         self.assertEqual(-64, self.given(measured)[self.stale.uuid])
         # Two that agree are a curve, and price it.
-        curve = remembering(self.stale, (
-            768, 0.0, 64, self.stale.sample.timestamp - 200, 6.0, 2), (
-            832, 0.0, 64, self.stale.sample.timestamp - 300, 4.5, 1))
+        curve = since_phase(self.fits, 0,
+                            (768, 0.0, 64, now - 200, 6.0, 2),
+                            (832, 0.0, 64, now - 300, 4.5, 1))
         self.assertLess(utility.value_curve(curve, CFG).no_loss_mb, 64)
         self.assertGreater(
             utility.value_curve(curve, CFG).loss_at(0, 64) * 1024, 10.0)
         self.assertNotIn(self.stale.uuid, self.given(curve))
 
     def test_not_from_a_guest_that_reads_or_hits_what_it_holds(self):
-        small = factory.guest(2, actual_mb=1024, used_mb=308, active_mb=630,
-                              inactive_mb=32)
+        def like_it(**kw):
+            return since_phase(factory.guest(
+                2, actual_mb=1024, **dict(dict(
+                    used_mb=256, active_mb=630, inactive_mb=84), **kw)), 0)
         for busy in (
-                TestValueCurve._with_pgactivate(self.stale, 0.1),
-                factory.guest(2, actual_mb=1024, used_mb=256, active_mb=630,
-                              inactive_mb=84, read_mb_s=0.5),
-                small,
-                factory.guest(2, actual_mb=1024, used_mb=256, active_mb=630,
-                              inactive_mb=84, psi=25.0),
+                since_phase(TestValueCurve._with_pgactivate(self.fits, 0.1),
+                            0),
+                like_it(read_mb_s=0.5),
+                like_it(used_mb=308, inactive_mb=32),
+                like_it(psi=25.0),
                 grown_cache(self.stale, 0, grew_mb=84),
                 shrunk_by(self.stale, 64)):
             # (54 MiB it never filled lose nothing either: no granule.)
@@ -1511,9 +1552,8 @@ class TestWentIdle(testtools.TestCase):
             CFG)
         self.assertFalse(slow.quiet)
         # What it gives is priced by those reads (1 MiB/s over 512 MiB),
-        # not by the idle step (beyond the granule of its inactive list
-        # nothing hit: TestUnreadActiveList).
-        self.assertAlmostEqual(2.0, slow.loss_at(64, 64) * 1024)
+        # not by the idle step.
+        self.assertAlmostEqual(2.0, slow.loss_at(0, 64) * 1024)
         # Busy then, or idle and reading nothing: no such evidence.
         for then in ((1536, 0.5, 512, self.now - 300, 1.0, 3, 0.3),
                      (1536, 0.5, 512, self.now - 300, 0.0, 3, 0.004),
