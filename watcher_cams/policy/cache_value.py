@@ -88,8 +88,9 @@ class ValueCurve:
     # It reads nothing from disk and its CPUs idle (mrc.cpu_idle).
     quiet: bool = False
     # What it may give at no loss: its unused free memory (unused_mb), a
-    # quiet guest's step (step_mb), or a granule of the inactive list of
-    # a guest that reads and hits nothing (_unread_active_mb).
+    # quiet guest's step (step_mb), or a granule of what an old workload
+    # left in the cache of one that reads and hits nothing
+    # (_unread_active_mb).
     no_loss_mb: float = 0.0
     # Pages it had activated when its workload began (stale_active.base).
     activated_base: int = None
@@ -510,23 +511,22 @@ def _unread_active_mb(guest, cfg, params, rates, past):
     """MiB of its active list a guest that reads nothing may give a cycle.
 
     ``rates``: (its disk reads in MiB/s, the host's where it measured
-    them; pages its kernel activated per second); ``past``: its
-    _History. The active list is kept as the knee of the curve
+    them; pages its kernel activated per second); ``past``: its _History.
+    The active list is kept as the knee of the curve
     (:func:`_active_list_is_a_knee`), but the kernel ages active pages
-    only under pressure, and those an old phase left stay active for
-    hours beside a new workload that fits. A guest that reads nothing
-    from disk and hits nothing on its inactive list (no activation)
-    loses nothing while only pages its workload never activated go
-    (stale_active): one granule may, while it holds that many and its
-    inactive list holds as much (the kernel refills that list from the
-    active list's oldest pages). The next window
-    measures the step: reads that come back are a measurement at the
-    smaller size and price the memory back, activations price the
-    inactive list (:func:`_inactive_hit_density`), and an emptied
-    inactive list ends the steps. Whatever one measurement at a smaller
-    size read (the first window of a new phase reads its first pass at
-    any size), but not where two or more did: a curve that agrees with
-    itself prices that memory (:func:`_measured_down_to`). Not from a
+    only under pressure, and those an old phase left stay active for hours
+    beside a new workload that fits. A guest that reads nothing from disk
+    and hits nothing on its inactive list (no activation) loses nothing
+    while only pages its workload never activated go (stale_active): one
+    granule may, while it holds that many and its inactive list holds as
+    much (the kernel refills that list from the active list's oldest
+    pages). The next window measures the step: reads that come back are a
+    measurement at the smaller size and price the memory back, activations
+    price the inactive list (:func:`_inactive_hit_density`), and an
+    emptied inactive list ends the steps. Whatever one measurement at a
+    smaller size read (the first window of a new phase reads its first
+    pass at any size), but not where two or more did: a curve that agrees
+    with itself prices that memory (:func:`_measured_down_to`). Not from a
     guest stalled on memory. A guest's claims can only lose it memory
     here, never gain it.
     """
