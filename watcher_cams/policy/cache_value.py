@@ -349,7 +349,7 @@ def _history(guest, window, resized, params):
         seen, confirmed = kept, guest.sample.timestamp
     seen, grow = _grow_checked(guest, seen, (window, resized), params)
     base = stale_active.base(guest, guest.policy_state.get(mrc.STATE_KEY),
-                             new_phase)
+                             (new_phase, resized < 0))
     return _History(seen, (), idle, confirmed, reach, grow, base)
 
 

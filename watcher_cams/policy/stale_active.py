@@ -35,19 +35,27 @@ def activated(sample):
     return sample.pgactivate + sample.workingset_activate_file
 
 
-def base(guest, state, new_phase):
+def base(guest, state, window):
     """Pages activated when the guest's workload began, or None.
 
-    ``state``: the utility part of its policy state; ``new_phase``:
-    whether this window showed a phase change, which begins a workload at
-    the window's start.
+    ``state``: the utility part of its policy state; ``window``: (whether
+    this window showed a phase change, which begins a workload at the
+    window's start; whether the balloon shrank the guest within it). A
+    shrink's reclaim demotes active pages, and the workload's hits on the
+    inactive list activate them again: pages it had activated already,
+    not counted twice.
     """
+    new_phase, shrunk = window
     if new_phase:
         return activated(guest.previous)
     value = state.get(BASE_KEY) if isinstance(state, dict) else None
     if isinstance(value, bool) or not isinstance(value, int):
         return None
-    return value if 0 <= value <= activated(guest.sample) else None
+    if not 0 <= value <= activated(guest.sample):
+        return None
+    if shrunk:
+        value += activated(guest.sample) - activated(guest.previous)
+    return min(value, activated(guest.sample))
 
 
 def never_activated_mb(guest, since):

@@ -24,13 +24,23 @@ class TestBase(testtools.TestCase):
                              1000, 1500)
 
     def test_a_phase_change_begins_a_workload_at_the_window_start(self):
-        self.assertEqual(1000, stale_active.base(self.guest, {}, True))
         self.assertEqual(1000, stale_active.base(
-            self.guest, {stale_active.BASE_KEY: 7}, True))
+            self.guest, {}, (True, False)))
+        self.assertEqual(1000, stale_active.base(
+            self.guest, {stale_active.BASE_KEY: 7}, (True, True)))
 
     def test_kept_from_the_policy_state(self):
         self.assertEqual(700, stale_active.base(
-            self.guest, {stale_active.BASE_KEY: 700}, False))
+            self.guest, {stale_active.BASE_KEY: 700}, (False, False)))
+
+    def test_a_shrink_s_reactivations_are_not_the_workload_s(self):
+        # 500 pages activated in a window the balloon shrank it: its
+        # reclaim demoted them and the workload hit them again.
+        self.assertEqual(1200, stale_active.base(
+            self.guest, {stale_active.BASE_KEY: 700}, (False, True)))
+        # Never beyond its counters (a state at the window's start).
+        self.assertEqual(1500, stale_active.base(
+            self.guest, {stale_active.BASE_KEY: 1200}, (False, True)))
 
     def test_none_when_never_seen_or_junk(self):
         for state in (None, {}, 'junk', {stale_active.BASE_KEY: 'x'},
@@ -39,8 +49,8 @@ class TestBase(testtools.TestCase):
                       {stale_active.BASE_KEY: 1.5},
                       # Above its counters: it rebooted, or the state lies.
                       {stale_active.BASE_KEY: 1501}):
-            self.assertIsNone(stale_active.base(self.guest, state, False),
-                              state)
+            self.assertIsNone(stale_active.base(
+                self.guest, state, (False, False)), state)
 
 
 class TestNeverActivated(testtools.TestCase):
