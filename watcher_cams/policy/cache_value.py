@@ -536,11 +536,9 @@ def _unread_active_mb(guest, cfg, params, rates, past):
             or guest.sample.inactive_file_mb < params.granule_mb
             or stalled_on_memory(guest, params)):
         return 0
-    read_more_below = [x for x in past.seen
-                       if x.size_mb < guest.actual_mb - params.granule_mb / 2
-                       and x.disk_mb_s > disk_mb_s]
-    if len(read_more_below) >= 2 or stale_active.never_activated_mb(
-            guest, past.activated_base) < params.granule_mb:
+    if len(_read_more_below(guest, past.seen, disk_mb_s, params)) >= 2 or (
+            stale_active.never_activated_mb(guest, past.activated_base)
+            < params.granule_mb):
         return 0
     return min(params.granule_mb, guest.actual_mb - kept_mb(guest, cfg))
 
@@ -566,12 +564,18 @@ def _measured_down_to(guest, cfg, curve, params):
     seen, disk = curve
     if disk is None:
         return 0
-    below = [x.size_mb for x in seen
-             if x.size_mb < guest.actual_mb - params.granule_mb / 2
-             and x.disk_mb_s > disk]
+    below = _read_more_below(guest, seen, disk, params)
     if not below:
         return 0
-    return guest.actual_mb - max(kept_mb(guest, cfg), max(below))
+    return guest.actual_mb - max(kept_mb(guest, cfg),
+                                 max(x.size_mb for x in below))
+
+
+def _read_more_below(guest, seen, disk_mb_s, params):
+    """Measurements (mrc.Seen) at smaller sizes that read more than now."""
+    return [x for x in seen
+            if x.size_mb < guest.actual_mb - params.granule_mb / 2
+            and x.disk_mb_s > disk_mb_s]
 
 
 def _inactive_hit_density(guest, r, params):
