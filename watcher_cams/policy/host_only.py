@@ -81,17 +81,14 @@ class HostOnlyCurve(cache_value.ValueCurve):
 def significant_slope(one, other, window_reads):
     """Reads saved per MiB between two measurements, 0 within the noise.
 
-    Which blocks a guest misses is chance: a window of n read requests
-    varies by about 1/sqrt(n) of its rate, and a measurement averaged over
-    c windows by 1/sqrt(n c). Between sizes a granule apart that is more
-    than a reader over far more data than it caches saves, so a
-    difference within NOISE_SIGMAS of it is none. ``window_reads``: the
-    read requests of the current window (None: unknown, mrc.NOISE_SHARE
-    of the reads is the noise).
+    Which blocks a guest misses is chance (mrc.read_noise_share). Between
+    sizes a granule apart that is more than a reader over far more data
+    than it caches saves, so a difference within NOISE_SIGMAS of it is
+    none. ``window_reads``: the read requests of the current window
+    (None: unknown, mrc.NOISE_SHARE of the reads is the noise).
     """
     if window_reads:
-        share = NOISE_SIGMAS * (1.0 / (window_reads * one.count)
-                                + 1.0 / (window_reads * other.count)) ** 0.5
+        share = mrc.read_noise_share(one, other, window_reads, NOISE_SIGMAS)
     else:
         share = mrc.NOISE_SHARE
     if abs(one.disk_mb_s - other.disk_mb_s) <= share * max(

@@ -28,6 +28,10 @@ MAX_COUNT = 10
 # still price it; a measurement at least this far above the current size
 # prices growing back to it.
 EMPIRICAL_REACH_MB = 256
+# ...and a nearer one, when its reads were fewer by more than this many
+# standard deviations of chance (see read_noise_share): five leave a step
+# of a granule to what noise cannot explain.
+NEAR_SIGMAS = 5.0
 # How far, in cache sizes beyond its file LRU, a guest's kernel remembers
 # evicted pages: mm/workingset.c lets shadow nodes reach an eighth of the
 # LRU pages, 64 entries each. The longest reach spreads a refault's value
@@ -323,6 +327,26 @@ def _witnessed(here, larger, refault_mb_s, lru_mb):
                       + NOISE_SHARE * here.disk_mb_s)
 
 
+def read_noise_share(one, other, window_reads, sigmas):
+    """Share of the reads two measurements (Seen) may differ by chance.
+
+    Which blocks a guest misses is chance: a window of n read requests
+    varies by about 1/sqrt(n) of its rate, and a measurement averaged over
+    c windows by 1/sqrt(n c); ``sigmas`` of that for the difference of
+    two. ``window_reads``: read requests in a window (the host's count).
+    """
+    return sigmas * (1.0 / (window_reads * one.count)
+                     + 1.0 / (window_reads * other.count)) ** 0.5
+
+
+def _read_clearly_less(larger, here, window_reads):
+    """Whether ``larger`` read fewer than ``here`` by more than chance."""
+    if not window_reads or larger.disk_mb_s >= here.disk_mb_s:
+        return False
+    return here.disk_mb_s - larger.disk_mb_s > here.disk_mb_s * (
+        read_noise_share(larger, here, window_reads, NEAR_SIGMAS))
+
+
 def _priced_by_disk_reads(guest, segments, seen, refault_mb_s):
     """(segments, MiB of them host-measured) after larger measured sizes.
 
@@ -332,10 +356,17 @@ def _priced_by_disk_reads(guest, segments, seen, refault_mb_s):
     caches when its kernel keeps shadow entries for several cache sizes:
     nearly every miss is a refault.) Beyond it the curve stays concave,
     but for a cliff the refaults still show. A disk rate is noisy too:
-    over less than EMPIRICAL_REACH_MB its difference is mostly noise.
+    over less than EMPIRICAL_REACH_MB its difference is mostly noise,
+    unless the host counted enough read requests to tell (NEAR_SIGMAS): a
+    step that cost a guest reads then prices growing back over that step,
+    not averaged over a larger one that saved little more.
     """
+    io = guest.host_io
+    window_reads = io.read_req_s * io.window_s if io is not None else None
     above = [x for x in seen[1:]
-             if x.size_mb >= guest.actual_mb + EMPIRICAL_REACH_MB
+             if (x.size_mb >= guest.actual_mb + EMPIRICAL_REACH_MB
+                 or (x.size_mb > guest.actual_mb and _read_clearly_less(
+                     x, seen[0], window_reads)))
              and _witnessed(seen[0], x, refault_mb_s,
                             guest.sample.file_lru_mb)]
     if not above:

@@ -901,6 +901,42 @@ class TestMeasurementsBorneOut(testtools.TestCase):
         self.assertEqual(self.now - 60, state['confirmed_at'])
 
 
+class TestNearMeasurement(testtools.TestCase):
+    """A measurement a granule above prices growing back when clear."""
+
+    def curve(self, read_req_s):
+        # Reads 1.0 MiB/s at 2048 MiB, all refaults; 64 MiB larger it
+        # read half as much, ten windows at each size.
+        guest = factory.guest(2, read_mb_s=1.0, refault_s=factory.pages_s(
+            1.0))
+        now = guest.sample.timestamp
+        guest = dataclasses.replace(
+            guest, host_io=host_io.HostIo(
+                window_s=60.0, start_mb=2048, end_mb=2048, read_mb_s=1.0,
+                read_req_s=read_req_s),
+            policy_state={utility.STATE_KEY: {'seen': [
+                [2048, 0.0, 64, now - 120, 1.0, 9],
+                [2112, 0.0, 64, now - 700, 0.5, 10]],
+                'confirmed_at': now - 60}})
+        return utility.value_curve(guest, CFG)
+
+    def test_enough_requests_price_the_step(self):
+        # 960 requests a window: the halving is many times the noise, and
+        # the 64 MiB step saved 0.5 MiB/s (8 MiB/s per GiB).
+        curve = self.curve(16.0)
+        self.assertEqual(64, curve.segments[0][0])
+        self.assertAlmostEqual(0.5 / 64, curve.segments[0][1])
+        self.assertEqual(64, curve.measured_mb)
+
+    def test_few_requests_or_none_leave_it_to_the_counters(self):
+        # Six requests a window could read half as much by chance; without
+        # the host's count nothing says how noisy the reads are.
+        for read_req_s in (0.1, 0.0):
+            curve = self.curve(read_req_s)
+            self.assertEqual(0.0, curve.measured_mb, read_req_s)
+            self.assertNotEqual(64, curve.segments[0][0], read_req_s)
+
+
 class TestProbe(testtools.TestCase):
     """Where measured reads say more than the counters: one granule."""
 
