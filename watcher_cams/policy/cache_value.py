@@ -94,6 +94,9 @@ class ValueCurve:
     no_loss_mb: float = 0.0
     # Pages it had activated when its workload began (stale_active.base).
     activated_base: int = None
+    # A guest without an agent that gave memory under a workload that has
+    # changed since: the size it held then (host_only.restore_target).
+    restore_mb: int = None
     # A scan's reach, from what it read before its first re-read.
     reach: first_reuse.Reach = first_reuse.Reach()
     # Where that puts its cliff, once it prices the curve (utility).

@@ -18,6 +18,10 @@ was never measured is unknown, not worthless:
   (the exploration prior, which only orders the probes); the next clean
   window measures both ends, the measured slopes then move memory back,
   or the next step, twice the last, follows (:func:`next_step_mb`).
+  Not from a guest whose cache serves reads that never reach the disk
+  (its CPUs run, its disk does not): what it caches is unknown. A guest
+  that gave memory under a workload since replaced gets it back in one
+  probe's step (:func:`restore_target`).
   Differences of reads within their noise price nothing
   (:func:`significant_slope`); reads that no longer fit the curve are of
   another workload (:func:`_of_this_phase`).
@@ -32,6 +36,8 @@ from watcher_cams.policy import cache_value
 from watcher_cams.policy import mrc
 
 UNKNOWN = float('inf')
+# Policy state key: the size a probe gives back (restore_target).
+RESTORE_KEY = 'restore_mb'
 # A difference of reads within this many standard deviations of chance
 # is none (see significant_slope).
 NOISE_SIGMAS = 1.0
@@ -64,12 +70,20 @@ class HostOnlyCurve(cache_value.ValueCurve):
         """:meth:`loss_at`, or where unknown its best local estimate.
 
         The slope measured just above its size where there is one (the
-        curve's local slope), else the exploration prior.
+        curve's local slope), else the exploration prior. Unknown still
+        for a guest that reads (next to) nothing while its CPUs run: its
+        data fits its cache, a scan's perhaps, which a step below the
+        cache makes read all it scans again (random host 7 without
+        agents: a fitted scan probed down read 2.2x static).
         """
         loss = self.loss_at(given_mb, amount_mb)
         if loss != UNKNOWN:
             return loss
-        return self.segments[0][1] if self.measured_mb else self.prior
+        if self.measured_mb:
+            return self.segments[0][1]
+        if self.disk_mb_s < mrc.READ_MB_S and not self.quiet:
+            return UNKNOWN
+        return self.prior
 
     def loss_is_measured(self, given_mb, amount_mb):
         return self.loss_at(given_mb, amount_mb) != UNKNOWN
@@ -107,6 +121,7 @@ def value_curve(guest, r, cfg, params):
     resized = _resized(guest, last_resize, params)
     seen = mrc.remembered(guest, params)
     idle = mrc.idle_since(guest, seen, disk, params)
+    restore = restore_target(guest, seen, disk, params)
     if idle is not None:
         seen = ()
     elif not filling and not resized:
@@ -133,7 +148,50 @@ def value_curve(guest, r, cfg, params):
         no_loss_mb=max(spare_mb, cache_value.step_mb(
             guest, cfg, free_mb) if quiet else 0.0),
         prior=disk / max(s.file_lru_mb, params.min_segment_mb),
-        window_reads=window_reads)
+        window_reads=window_reads, restore_mb=restore)
+
+
+def restore_target(guest, seen, disk_mb_s, params):
+    """MiB to give back a guest shrunk under a workload since replaced.
+
+    Without an agent, what a guest gives is priced by its reads at the
+    sizes it held, and those of a workload that reads the same whatever
+    its cache (a reader over far more data) price its memory at nothing.
+    When its reads at its size then rise beyond those measurements
+    (mrc.of_this_phase drops them all), a new workload came, and the
+    memory went on evidence that no longer holds: a scan that fits a few
+    hundred MiB above reads as flat as the old workload did to the probes'
+    single steps, which never find it. So the largest size it was
+    measured at (at most its entitled size) is a step for a probe to take
+    back at once (probes: :func:`~watcher_cams.policy.probes.probe`); its
+    measurement there then prices the memory, and the water-filling takes
+    back what did not pay. One step: kept in the policy state
+    (RESTORE_KEY, with the size it was found at) while the guest stays at
+    that size and reads; any resize ends it. None: nothing to give back.
+    """
+    size = guest.actual_mb
+    if mrc.idle_since(guest, seen, disk_mb_s, params) is not None:
+        return None
+    if seen and not mrc.of_this_phase(seen, size, disk_mb_s, params) and all(
+            x.disk_mb_s < disk_mb_s for x in seen):
+        target = max(x.size_mb for x in seen)
+    else:
+        target = _remembered_restore(guest)
+    if target is None:
+        return None
+    target = min(target, guest.entitled_mb)
+    return target if target >= size + params.granule_mb else None
+
+
+def _remembered_restore(guest):
+    """The target RESTORE_KEY keeps for the guest's size, or None."""
+    state = guest.policy_state.get(mrc.STATE_KEY)
+    value = state.get(RESTORE_KEY) if isinstance(state, dict) else None
+    if not (isinstance(value, list) and len(value) == 2 and all(
+            isinstance(v, int) and not isinstance(v, bool) for v in value)):
+        return None
+    target, found_at = value
+    return target if found_at == guest.actual_mb else None
 
 
 def _resized(guest, last_resize, params):

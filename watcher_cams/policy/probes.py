@@ -225,17 +225,12 @@ def _probe_bound(curve, guest, cfg, params):
     room = guards.room_up(guest, cfg)
     if curve.resized or curve.filling or room < g_mb:
         return None
-    # A guest without an agent has nothing else to go by, and its probes'
-    # steps grow until a slope shows (host_only.next_step_mb).
-    slope = _measured_slope_below(
-        curve, 0.0 if guest.host_only else mrc.NOISE_SHARE)
+    if guest.host_only:
+        return _host_only_bound(curve, room, params)
+    slope = _measured_slope_below(curve, mrc.NOISE_SHARE)
     if slope is not None and slope > curve.density_at(0)[0] * (
             1 + params.value_band):
-        if guest.host_only:
-            return slope, host_only.next_step_mb(curve, room, params)
         return slope, g_mb
-    if guest.host_only:
-        return host_only.explore_bound(curve, params)
     if curve.cliff_mb is not None or reach_beyond_max(curve, guest) or not (
             cliff_unplaced(curve) or cliff_within_active(curve)):
         return None
@@ -243,6 +238,30 @@ def _probe_bound(curve, guest, cfg, params):
     # all of them, anywhere within the shadow entries' reach.
     step = cliff_step(guest, cfg, params, _flat_below_mb(curve))
     return curve.refault_mb_s / step, step
+
+
+def _host_only_bound(curve, room, params):
+    """:func:`_probe_bound` for a guest without an agent.
+
+    It has nothing else to go by: its measured slope below, with steps that
+    grow until a slope shows (host_only.next_step_mb), else the
+    exploration prior (host_only.explore_bound). At least what it gave
+    under a workload since replaced (host_only.restore_target), in one
+    step: smaller steps measure nothing of a scan that fits only there.
+    """
+    slope = _measured_slope_below(curve, 0.0)
+    if slope is not None and slope > curve.density_at(0)[0] * (
+            1 + params.value_band):
+        found = slope, host_only.next_step_mb(curve, room, params)
+    else:
+        found = host_only.explore_bound(curve, params)
+    if curve.restore_mb is None:
+        return found
+    step = min(room, curve.restore_mb - curve.size_mb)
+    step -= step % params.granule_mb
+    if step < params.granule_mb or (found is not None and found[1] >= step):
+        return found
+    return max(found[0] if found else 0.0, curve.disk_mb_s / step), step
 
 
 def cliff_step(guest, cfg, params, probed_mb=0):

@@ -325,6 +325,8 @@ def _remember(host, curves):
             state['idle_since'] = c.idle_since
         if c.activated_base is not None:
             state[stale_active.BASE_KEY] = c.activated_base
+        if c.restore_mb is not None:
+            state[host_only.RESTORE_KEY] = [c.restore_mb, c.size_mb]
         if c.confirmed_at is not None:
             state['confirmed_at'] = c.confirmed_at
         if c.resumed_from is not None:

@@ -7,6 +7,7 @@ import testtools
 from tests.unit import factory
 from watcher_cams.policy import cams
 from watcher_cams.policy import guards
+from watcher_cams.policy import host_io
 from watcher_cams.policy import host_only
 from watcher_cams.policy import margin
 from watcher_cams.policy import report
@@ -75,13 +76,23 @@ class TestHostOnlyGuests(testtools.TestCase):
         reason = plan.moves[0].reason
         self.assertIn('utility (probe)', reason)
         self.assertIn('costs an estimated', reason)
-        # A guest that reads (next to) nothing is not explored, and gives
-        # first: it reads least per MiB it caches.
-        idle = agentless(1, read_mb_s=0.05)
-        moved, _ = deltas(idle, b)
-        self.assertEqual({idle.uuid: -64, b.uuid: 64}, moved)
-        moved, _ = deltas(idle, agentless(2, read_mb_s=0.05))
+        # A guest that reads (next to) nothing is not explored, nor given
+        # from: its data may fit, a scan's too, which one step below its
+        # cache reads all it scans again.
+        fits = agentless(1, read_mb_s=0.05)
+        self.assertEqual(host_only.UNKNOWN, utility.value_curve(
+            fits, CFG).probe_loss_at(0, 64))
+        moved, _ = deltas(fits, b)
         self.assertEqual({}, moved)
+        # Unless its CPUs idle too: it reads nothing of its cache either,
+        # and gives (a step of its cache, at no loss: cache_value.step_mb).
+        idle = dataclasses.replace(agentless(1, read_mb_s=0.0), host_io=(
+            host_io.HostIo(window_s=60.0, start_mb=2048, end_mb=2048,
+                           read_mb_s=0.0, read_req_s=0.0, cpu_s=0.001)))
+        moved, _ = deltas(idle, b)
+        self.assertGreaterEqual(moved[b.uuid], 64)
+        self.assertEqual({idle.uuid: -moved[b.uuid]}, {
+            u: mb for u, mb in moved.items() if u != b.uuid})
 
     def test_a_probe_that_did_not_pay_is_taken_back(self):
         # A was probed 64 MiB smaller and reads 0.5 MiB/s more; B, 64 MiB
@@ -148,6 +159,53 @@ class TestHostOnlyGuests(testtools.TestCase):
         host = factory.host([self.taker, donor])
         for plan in (cams.plan(host, CFG), margin.plan(host, CFG)):
             self.assertNotIn(donor.uuid, [m.instance for m in plan.moves])
+
+
+class TestGivenUnderAnotherWorkload(testtools.TestCase):
+    """Memory a guest gave under a workload since replaced comes back."""
+
+    # Shrunk from 1,024 MiB by steps that measured nothing (a reader of
+    # far more data than it caches), it now reads six times as much.
+    OLD = [(1024, 0.8, 900), (832, 0.8, 600), (640, 0.8, 300)]
+
+    def shrunk(self, read_mb_s=5.0, **kw):
+        return agentless(1, actual_mb=640, read_mb_s=read_mb_s,
+                         seen=self.OLD, **kw)
+
+    def test_in_one_step(self):
+        # The donor read as much 512 MiB smaller: its memory is measured
+        # to cost nothing, but is not free memory (no wider step).
+        donor = agentless(2, read_mb_s=1.0, seen=[(1536, 1.0, 300)])
+        moved, plan = deltas(self.shrunk(), donor)
+        self.assertEqual({self.shrunk().uuid: 384, donor.uuid: -384}, moved)
+        self.assertIn('utility (probe)', plan.moves[0].reason)
+        state = plan.policy_state[self.shrunk().uuid][utility.STATE_KEY]
+        self.assertEqual([1024, 640], state[host_only.RESTORE_KEY])
+
+    def test_not_while_it_reads_as_before_nor_once_idle(self):
+        for read_mb_s in (0.8, 1.0, 0.0):
+            curve = utility.value_curve(self.shrunk(read_mb_s), CFG)
+            self.assertIsNone(curve.restore_mb, read_mb_s)
+        # Never above what it is entitled to.
+        curve = utility.value_curve(self.shrunk(base_mb=896), CFG)
+        self.assertEqual(896, curve.restore_mb)
+
+    def test_remembered_at_the_size_it_was_found_at(self):
+        guest = self.shrunk()
+        now = guest.sample.timestamp
+        state = {'seen': [[640, 0.0, 64.0, now - 60, 5.0, 1.0]]}
+
+        def restore(value, size_mb=640):
+            kept = dict(state, **{host_only.RESTORE_KEY: value})
+            g = dataclasses.replace(guest, actual_mb=size_mb, policy_state={
+                utility.STATE_KEY: kept})
+            return utility.value_curve(g, CFG).restore_mb
+
+        self.assertEqual(1024, restore([1024, 640]))
+        # Any resize since ends it: the step was taken, or another move.
+        self.assertIsNone(restore([1024, 640], size_mb=704))
+        for junk in ('x', [1024], [True, 640], [1024.0, 640], None, {}):
+            self.assertIsNone(restore(junk), junk)
 
 
 class TestBalloonSample(testtools.TestCase):
