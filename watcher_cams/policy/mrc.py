@@ -347,6 +347,18 @@ def _read_clearly_less(larger, here, window_reads):
         read_noise_share(larger, here, window_reads, NEAR_SIGMAS))
 
 
+def _larger_pricing(guest, seen, refault_mb_s):
+    """The larger measurements that may price growing (see below)."""
+    io = guest.host_io
+    window_reads = io.read_req_s * io.window_s if io is not None else None
+    return [x for x in seen[1:]
+            if (x.size_mb >= guest.actual_mb + EMPIRICAL_REACH_MB
+                or (x.size_mb > guest.actual_mb and _read_clearly_less(
+                    x, seen[0], window_reads)))
+            and _witnessed(seen[0], x, refault_mb_s,
+                           guest.sample.file_lru_mb)]
+
+
 def _priced_by_disk_reads(guest, segments, seen, refault_mb_s):
     """(segments, MiB of them host-measured) after larger measured sizes.
 
@@ -361,14 +373,7 @@ def _priced_by_disk_reads(guest, segments, seen, refault_mb_s):
     step that cost a guest reads then prices growing back over that step,
     not averaged over a larger one that saved little more.
     """
-    io = guest.host_io
-    window_reads = io.read_req_s * io.window_s if io is not None else None
-    above = [x for x in seen[1:]
-             if (x.size_mb >= guest.actual_mb + EMPIRICAL_REACH_MB
-                 or (x.size_mb > guest.actual_mb and _read_clearly_less(
-                     x, seen[0], window_reads)))
-             and _witnessed(seen[0], x, refault_mb_s,
-                            guest.sample.file_lru_mb)]
+    above = _larger_pricing(guest, seen, refault_mb_s)
     if not above:
         return segments, 0.0
     nearest = min(above, key=lambda x: x.size_mb)
