@@ -254,9 +254,6 @@ def value_curve(guest, cfg, params):
     disk, refault, activate = _read_rates_mb_s(r, guest.host_io)
     segments = _refault_segments(guest.sample, refault, activate, params)
     filling, free_mb = cache_filling(guest, disk * r.interval_s, cfg)
-    # Free memory its cache left while it did not grow: no read needs it.
-    unused_mb = 0.0 if cache_grew(guest, disk * r.interval_s) else max(
-        0.0, free_mb)
     last_resize = last_balloon_change(guest)
     resized = resized_in_window(guest, last_resize, params)
     past = _history(guest, (disk, activate, filling, r.interval_s), resized,
@@ -289,22 +286,37 @@ def value_curve(guest, cfg, params):
         loss_density=max(segments[0][1], inactive_hits),
         donate_mb=max(0, int(donate)), resized=resized, filling=filling,
         size_mb=guest.actual_mb, seen=seen, measured_mb=measured_mb,
-        fill_density=(_fill_density(guest, r, params) if filling
-                      else None),
         last_resize=last_resize,
         grow_pending=past.grow[0], reads_less_at=past.grow[1],
         idle_since=idle, confirmed_at=confirmed, dormant=past.dormant,
-        resumed_from=resumed,
-        priced_below=released > 0,
+        resumed_from=resumed, priced_below=released > 0,
+        refault_mb_s=refault, activate_mb_s=activate, quiet=quiet,
+        activated_base=past.activated_base, **_cache_fields(
+            guest, (cfg, params), r, (disk, filling, free_mb, reach),
+            max(unread, step_mb(guest, cfg, free_mb) if quiet else 0.0)))
+
+
+def _cache_fields(guest, conf, r, window, no_loss_mb):
+    """The ValueCurve fields of the guest's cache in this rate window.
+
+    ``conf``: (GuardConfig, UtilityParams); ``r``: its rates; ``window``:
+    (its disk reads in MiB/s, whether its cache fills, its free MiB, its
+    first_reuse.Reach); ``no_loss_mb``: what else it gives at no loss
+    (ValueCurve.no_loss_mb) than the free memory its cache left.
+    """
+    cfg, params = conf
+    disk, filling, free_mb, reach = window
+    # Free memory its cache left while it did not grow: no read needs it.
+    unused_mb = 0.0 if cache_grew(guest, disk * r.interval_s) else max(
+        0.0, free_mb)
+    return dict(
+        unused_mb=unused_mb, no_loss_mb=max(unused_mb, no_loss_mb),
+        fill_density=_fill_density(guest, r, params) if filling else None,
         capacity_mb=guest.actual_mb - guest.sample.used_mb,
-        disk_mb_s=disk, window_s=r.interval_s, refault_mb_s=refault,
-        activate_mb_s=activate, first_pass=first_pass(guest.sample, r)
-        or first_reuse.may_still_fit(reach, guest, disk * r.interval_s),
-        free_mb=max(0.0, free_mb - cfg.floor_margin_mb), quiet=quiet,
-        unused_mb=unused_mb,
-        no_loss_mb=max(unused_mb, unread,
-                       step_mb(guest, cfg, free_mb) if quiet else 0.0),
-        reach=reach, activated_base=past.activated_base)
+        disk_mb_s=disk, window_s=r.interval_s,
+        first_pass=first_pass(guest.sample, r) or first_reuse.may_still_fit(
+            reach, guest, disk * r.interval_s),
+        free_mb=max(0.0, free_mb - cfg.floor_margin_mb), reach=reach)
 
 
 @dataclasses.dataclass(frozen=True)
