@@ -121,17 +121,17 @@ def value_curve(guest, r, cfg, params):
     resized = _resized(guest, last_resize, params)
     seen = mrc.remembered(guest, params)
     idle = mrc.idle_since(guest, seen, disk, params)
-    restore = restore_target(guest, seen, disk, params)
+    kept = mrc.of_this_phase(seen, guest.actual_mb, disk, params)
+    restore = None if idle is not None else restore_target(
+        guest, (seen, kept), disk, params)
     if idle is not None:
         seen = ()
     elif not filling and not resized:
-        seen = mrc.with_seen(mrc.of_this_phase(seen, guest.actual_mb, disk,
-                                               params), mrc.Seen(
+        seen = mrc.with_seen(kept, mrc.Seen(
             guest.actual_mb, 0.0, params.min_segment_mb, s.timestamp, disk,
             cpu_s=mrc.cpu_s(guest)),
             r.interval_s, params)
-    window_reads = (guest.host_io.read_req_s * guest.host_io.window_s
-                    if guest.host_io else None)
+    window_reads = mrc.requests_in_window(guest)
     segments, measured_mb = _measured_segments(guest, seen, window_reads,
                                                params)
     quiet = mrc.cpu_idle(guest, seen, disk, params)
@@ -151,7 +151,7 @@ def value_curve(guest, r, cfg, params):
         window_reads=window_reads, restore_mb=restore)
 
 
-def restore_target(guest, seen, disk_mb_s, params):
+def restore_target(guest, measured, disk_mb_s, params):
     """MiB to give back a guest shrunk under a workload since replaced.
 
     Without an agent, what a guest gives is priced by its reads at the
@@ -167,13 +167,13 @@ def restore_target(guest, seen, disk_mb_s, params):
     measurement there then prices the memory, and the water-filling takes
     back what did not pay. One step: kept in the policy state
     (RESTORE_KEY, with the size it was found at) while the guest stays at
-    that size and reads; any resize ends it. None: nothing to give back.
+    that size and reads (an idle guest's caller asks nothing); any resize
+    ends it. ``measured``: (its remembered measurements, those
+    mrc.of_this_phase keeps). None: nothing to give back.
     """
     size = guest.actual_mb
-    if mrc.idle_since(guest, seen, disk_mb_s, params) is not None:
-        return None
-    if seen and not mrc.of_this_phase(seen, size, disk_mb_s, params) and all(
-            x.disk_mb_s < disk_mb_s for x in seen):
+    seen, kept = measured
+    if seen and not kept and all(x.disk_mb_s < disk_mb_s for x in seen):
         target = max(x.size_mb for x in seen)
     else:
         target = _remembered_restore(guest)

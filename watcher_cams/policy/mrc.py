@@ -327,6 +327,12 @@ def _witnessed(here, larger, refault_mb_s, lru_mb):
                       + NOISE_SHARE * here.disk_mb_s)
 
 
+def requests_in_window(guest):
+    """Read requests the host counted in the guest's window (None: none)."""
+    io = guest.host_io
+    return io.read_req_s * io.window_s if io is not None else None
+
+
 def read_noise_share(one, other, window_reads, sigmas):
     """Share of the reads two measurements (Seen) may differ by chance.
 
@@ -349,12 +355,11 @@ def _read_clearly_less(larger, here, window_reads):
 
 def _larger_pricing(guest, seen, refault_mb_s):
     """The larger measurements that may price growing (see below)."""
-    io = guest.host_io
-    window_reads = io.read_req_s * io.window_s if io is not None else None
+    requests = requests_in_window(guest)
     return [x for x in seen[1:]
             if (x.size_mb >= guest.actual_mb + EMPIRICAL_REACH_MB
                 or (x.size_mb > guest.actual_mb and _read_clearly_less(
-                    x, seen[0], window_reads)))
+                    x, seen[0], requests)))
             and _witnessed(seen[0], x, refault_mb_s,
                            guest.sample.file_lru_mb)]
 
