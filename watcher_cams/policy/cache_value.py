@@ -97,6 +97,9 @@ class ValueCurve:
     # A guest without an agent that gave memory under a workload that has
     # changed since: the size it held then (host_only.restore_target).
     restore_mb: int = None
+    # ...and the largest size it held while it read nothing, until it
+    # reads again (host_only.LENT_KEY).
+    lent_mb: int = None
     # A scan's reach, from what it read before its first re-read.
     reach: first_reuse.Reach = first_reuse.Reach()
     # Where that puts its cliff, once it prices the curve (utility).

@@ -93,8 +93,10 @@ def tracked(reach, guest, r, reads_mb_s):
     reads at least and lies within what its shadow entries can remember
     (its file LRU and mrc.SHADOW_REACH more). The next window that
     refaults confirms it if it re-reads as a scan does (SCAN_SHARE:
-    ``scanned_mb``), and drops it otherwise (see :func:`unconfirmed`);
-    while a confirmed reach lies beyond the guest's shadow entries
+    ``scanned_mb``), and drops it otherwise (see :func:`unconfirmed`); a
+    confirmed reach goes too once a window re-reads as no scan does
+    (:func:`_rereads_checked`); while a confirmed reach lies beyond the
+    guest's shadow entries
     (:func:`beyond_shadows`), a window without a refault begins no first
     pass.
     """
@@ -103,9 +105,7 @@ def tracked(reach, guest, r, reads_mb_s):
     if not _counts(read_mb, refault_mb):
         return reach
     activated_mb = r.activate_s * model.MB_PER_PAGE * r.interval_s
-    if reach.reuse_mb is not None and rereads_as_scan(
-            read_mb, refault_mb, activated_mb):
-        reach = dataclasses.replace(reach, scanned_mb=reach.reuse_mb)
+    reach = _rereads_checked(reach, read_mb, refault_mb, activated_mb)
     if refault_mb <= FRESH_SHARE * read_mb:
         if beyond_shadows(reach, guest):
             return reach
@@ -130,6 +130,26 @@ def tracked(reach, guest, r, reads_mb_s):
         # phase's reads).
         return Reach()
     return Reach(reuse_mb=reuse)
+
+
+def _rereads_checked(reach, read_mb, refault_mb, activated_mb):
+    """``reach`` after a window's re-reads (MiB): confirmed, kept or gone.
+
+    Re-read as a scan does: confirmed (``scanned_mb``). A confirmed reach
+    whose window re-reads mostly (SCAN_SHARE) but activates more than
+    mrc.NOISE_SHARE of it was another workload's: a reader whose data
+    partly fits its cache re-reads so, a scan larger than its cache never
+    does (random host 19: a scan of 6 GiB became a uniform reader over 4
+    GiB, and the scan's reach went on pricing its cliff). Fewer re-reads
+    say nothing: a scan's cache grown part of the way serves some of it.
+    """
+    if reach.reuse_mb is not None and rereads_as_scan(
+            read_mb, refault_mb, activated_mb):
+        return dataclasses.replace(reach, scanned_mb=reach.reuse_mb)
+    if (reach.scanned_mb is not None and refault_mb >= SCAN_SHARE * read_mb
+            and activated_mb > mrc.NOISE_SHARE * refault_mb):
+        return Reach()
+    return reach
 
 
 def _counts(read_mb, refault_mb):

@@ -20,8 +20,8 @@ was never measured is unknown, not worthless:
   or the next step, twice the last, follows (:func:`next_step_mb`).
   Not from a guest whose cache serves reads that never reach the disk
   (its CPUs run, its disk does not): what it caches is unknown. A guest
-  that gave memory under a workload since replaced gets it back in one
-  probe's step (:func:`restore_target`).
+  that gave memory under a workload since replaced, or while it read
+  nothing, gets it back in one probe's step (:func:`restore_target`).
   Differences of reads within their noise price nothing
   (:func:`significant_slope`); reads that no longer fit the curve are of
   another workload (:func:`_of_this_phase`).
@@ -38,6 +38,8 @@ from watcher_cams.policy import mrc
 UNKNOWN = float('inf')
 # Policy state key: the size a probe gives back (restore_target).
 RESTORE_KEY = 'restore_mb'
+# Policy state key: the largest size a guest held while it read nothing.
+LENT_KEY = 'lent_mb'
 # A difference of reads within this many standard deviations of chance
 # is none (see significant_slope).
 NOISE_SIGMAS = 1.0
@@ -124,6 +126,8 @@ def value_curve(guest, r, cfg, params):
     kept = mrc.of_this_phase(seen, guest.actual_mb, disk, params)
     restore = None if idle is not None else restore_target(
         guest, (seen, kept), disk, params)
+    lent = None if disk >= mrc.READ_MB_S else max(
+        _remembered_mb(guest, LENT_KEY) or 0, guest.actual_mb)
     if idle is not None:
         seen = ()
     elif not filling and not resized:
@@ -148,7 +152,7 @@ def value_curve(guest, r, cfg, params):
         no_loss_mb=max(spare_mb, cache_value.step_mb(
             guest, cfg, free_mb) if quiet else 0.0),
         prior=disk / max(s.file_lru_mb, params.min_segment_mb),
-        window_reads=window_reads, restore_mb=restore)
+        window_reads=window_reads, restore_mb=restore, lent_mb=lent)
 
 
 def restore_target(guest, measured, disk_mb_s, params):
@@ -168,19 +172,34 @@ def restore_target(guest, measured, disk_mb_s, params):
     back what did not pay. One step: kept in the policy state
     (RESTORE_KEY, with the size it was found at) while the guest stays at
     that size and reads (an idle guest's caller asks nothing); any resize
-    ends it. ``measured``: (its remembered measurements, those
-    mrc.of_this_phase keeps). None: nothing to give back.
+    ends it. Likewise the largest size it held while it read nothing
+    (LENT_KEY), once it reads: memory nobody was seen to use went from it
+    (probes.wide_probe), and its measurements there, of nothing read,
+    price nothing its new workload needs. ``measured``: (its remembered
+    measurements, those mrc.of_this_phase keeps). None: nothing to give
+    back.
     """
     size = guest.actual_mb
     seen, kept = measured
+    targets = [_remembered_restore(guest)]
     if seen and not kept and all(x.disk_mb_s < disk_mb_s for x in seen):
-        target = max(x.size_mb for x in seen)
-    else:
-        target = _remembered_restore(guest)
+        targets.append(max(x.size_mb for x in seen))
+    if disk_mb_s >= mrc.READ_MB_S:
+        targets.append(_remembered_mb(guest, LENT_KEY))
+    target = max((t for t in targets if t), default=None)
     if target is None:
         return None
     target = min(target, guest.entitled_mb)
     return target if target >= size + params.granule_mb else None
+
+
+def _remembered_mb(guest, key):
+    """A size in MiB the policy state keeps under ``key``, or None."""
+    state = guest.policy_state.get(mrc.STATE_KEY)
+    value = state.get(key) if isinstance(state, dict) else None
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value if 0 < value <= guest.max_mb else None
 
 
 def _remembered_restore(guest):

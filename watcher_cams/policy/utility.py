@@ -327,6 +327,8 @@ def _remember(host, curves):
             state[stale_active.BASE_KEY] = c.activated_base
         if c.restore_mb is not None:
             state[host_only.RESTORE_KEY] = [c.restore_mb, c.size_mb]
+        if c.lent_mb is not None:
+            state[host_only.LENT_KEY] = c.lent_mb
         if c.confirmed_at is not None:
             state['confirmed_at'] = c.confirmed_at
         if c.resumed_from is not None:

@@ -104,6 +104,24 @@ class TestTracked(testtools.TestCase):
         self.assertEqual(first_reuse.Reach(), after(
             placed, 6.0, 6.0, activate_s=factory.pages_s(3.0)))
 
+    def test_a_confirmed_reach_goes_once_it_rereads_otherwise(self):
+        scanned = first_reuse.Reach(reuse_mb=2500.0, scanned_mb=2500.0)
+        # Still a scan: it holds.
+        self.assertEqual(scanned, after(scanned, 6.0, 6.0))
+        # A reader whose data partly fits its cache now (random host 19's
+        # scan became one): half its re-reads activated. The reach was
+        # another workload's.
+        self.assertEqual(first_reuse.Reach(), after(
+            scanned, 6.0, 6.0, activate_s=factory.pages_s(3.0)))
+        # Within the noise of a scan's, it holds.
+        self.assertEqual(scanned, after(
+            scanned, 6.0, 6.0, activate_s=factory.pages_s(0.5)))
+        # A block now and then (a scan grown part of the way), a window
+        # that re-reads nothing, or too little to count: it holds.
+        self.assertEqual(scanned, after(scanned, 6.0, 0.3))
+        self.assertEqual(scanned, after(scanned, 6.0, actual_mb=704))
+        self.assertEqual(scanned, after(scanned, 0.2, 0.1))
+
     def test_beyond_its_shadows_a_scan_begins_no_first_pass(self):
         # Confirmed at 2,500 MiB and shrunk to a 448 MiB file LRU, it
         # re-reads what it evicted more than two LRUs ago: no refault.

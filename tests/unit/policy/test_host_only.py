@@ -208,6 +208,49 @@ class TestGivenUnderAnotherWorkload(testtools.TestCase):
             self.assertIsNone(restore(junk), junk)
 
 
+class TestLentWhileIdle(testtools.TestCase):
+    """Memory a guest gave while it read nothing comes back when it reads.
+
+    Random host 541 without agents: a guest idle from boot gave 512 of its
+    1,024 MiB to a wide probe; an hour later it woke to scan 512 MiB,
+    which fits only in what it gave, and read 8 MiB/s for 80 minutes
+    (1.75x static for the host) while probes of one granule measured
+    nothing.
+    """
+
+    def woken(self, read_mb_s=8.0, lent=1024, **kw):
+        g = agentless(1, actual_mb=512, read_mb_s=read_mb_s, **kw)
+        state = {host_only.LENT_KEY: lent} if lent is not None else {}
+        return dataclasses.replace(g, policy_state={utility.STATE_KEY: state})
+
+    def test_the_size_held_while_idle_is_remembered(self):
+        idle = agentless(1, actual_mb=1024, read_mb_s=0.0)
+        curve = utility.value_curve(idle, CFG)
+        self.assertEqual(1024, curve.lent_mb)
+        self.assertIsNone(curve.restore_mb)
+        # Shrunk since: the largest size is kept, not the smaller one.
+        curve = utility.value_curve(self.woken(read_mb_s=0.0), CFG)
+        self.assertEqual(1024, curve.lent_mb)
+        self.assertIsNone(curve.restore_mb)
+
+    def test_given_back_in_one_step_when_it_reads(self):
+        donor = agentless(2, read_mb_s=1.0, seen=[(1536, 1.0, 300)])
+        moved, plan = deltas(self.woken(), donor)
+        self.assertEqual({self.woken().uuid: 512, donor.uuid: -512}, moved)
+        state = plan.policy_state[self.woken().uuid][utility.STATE_KEY]
+        # The step is kept until a resize; the idle size is forgotten.
+        self.assertEqual([1024, 512], state[host_only.RESTORE_KEY])
+        self.assertNotIn(host_only.LENT_KEY, state)
+
+    def test_junk_or_nothing_remembered_gives_nothing_back(self):
+        for lent in (None, 'x', True, 1024.0, -5, 1 << 40):
+            curve = utility.value_curve(self.woken(lent=lent), CFG)
+            self.assertIsNone(curve.restore_mb, lent)
+        # Never above what it is entitled to.
+        curve = utility.value_curve(self.woken(base_mb=896), CFG)
+        self.assertEqual(896, curve.restore_mb)
+
+
 class TestBalloonSample(testtools.TestCase):
 
     BALLOON = {'actual': 1048576, 'available': 1000000, 'usable': 600000,
