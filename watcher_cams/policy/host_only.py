@@ -33,13 +33,10 @@ page cache count for what it saves, as measured, and nothing else.
 import dataclasses
 
 from watcher_cams.policy import cache_value
+from watcher_cams.policy import given_back
 from watcher_cams.policy import mrc
 
 UNKNOWN = float('inf')
-# Policy state key: the size a probe gives back (restore_target).
-RESTORE_KEY = 'restore_mb'
-# Policy state key: the largest size a guest held while it read nothing.
-LENT_KEY = 'lent_mb'
 # A difference of reads within this many standard deviations of chance
 # is none (see significant_slope).
 NOISE_SIGMAS = 1.0
@@ -126,8 +123,7 @@ def value_curve(guest, r, cfg, params):
     kept = mrc.of_this_phase(seen, guest.actual_mb, disk, params)
     restore = None if idle is not None else restore_target(
         guest, (seen, kept), disk, params)
-    lent = None if disk >= mrc.READ_MB_S else max(
-        _remembered_mb(guest, LENT_KEY) or 0, guest.actual_mb)
+    lent = given_back.lent_mb(guest, disk < mrc.READ_MB_S)
     if idle is not None:
         seen = ()
     elif not filling and not resized:
@@ -166,51 +162,16 @@ def restore_target(guest, measured, disk_mb_s, params):
     memory went on evidence that no longer holds: a scan that fits a few
     hundred MiB above reads as flat as the old workload did to the probes'
     single steps, which never find it. So the largest size it was
-    measured at (at most its entitled size) is a step for a probe to take
-    back at once (probes: :func:`~watcher_cams.policy.probes.probe`); its
-    measurement there then prices the memory, and the water-filling takes
-    back what did not pay. One step: kept in the policy state
-    (RESTORE_KEY, with the size it was found at) while the guest stays at
-    that size and reads (an idle guest's caller asks nothing); any resize
-    ends it. Likewise the largest size it held while it read nothing
-    (LENT_KEY), once it reads: memory nobody was seen to use went from it
-    (probes.wide_probe), and its measurements there, of nothing read,
-    price nothing its new workload needs. ``measured``: (its remembered
-    measurements, those mrc.of_this_phase keeps). None: nothing to give
-    back.
+    measured at is a step for a probe to take back at once
+    (given_back.restore_mb, which also gives back what it held while it
+    read nothing). ``measured``: (its remembered measurements, those
+    mrc.of_this_phase keeps). None: nothing to give back.
     """
-    size = guest.actual_mb
     seen, kept = measured
-    targets = [_remembered_restore(guest)]
+    found = None
     if seen and not kept and all(x.disk_mb_s < disk_mb_s for x in seen):
-        targets.append(max(x.size_mb for x in seen))
-    if disk_mb_s >= mrc.READ_MB_S:
-        targets.append(_remembered_mb(guest, LENT_KEY))
-    target = max((t for t in targets if t), default=None)
-    if target is None:
-        return None
-    target = min(target, guest.entitled_mb)
-    return target if target >= size + params.granule_mb else None
-
-
-def _remembered_mb(guest, key):
-    """A size in MiB the policy state keeps under ``key``, or None."""
-    state = guest.policy_state.get(mrc.STATE_KEY)
-    value = state.get(key) if isinstance(state, dict) else None
-    if isinstance(value, bool) or not isinstance(value, int):
-        return None
-    return value if 0 < value <= guest.max_mb else None
-
-
-def _remembered_restore(guest):
-    """The target RESTORE_KEY keeps for the guest's size, or None."""
-    state = guest.policy_state.get(mrc.STATE_KEY)
-    value = state.get(RESTORE_KEY) if isinstance(state, dict) else None
-    if not (isinstance(value, list) and len(value) == 2 and all(
-            isinstance(v, int) and not isinstance(v, bool) for v in value)):
-        return None
-    target, found_at = value
-    return target if found_at == guest.actual_mb else None
+        found = max(x.size_mb for x in seen)
+    return given_back.restore_mb(guest, disk_mb_s, params, found)
 
 
 def _resized(guest, last_resize, params):

@@ -227,6 +227,9 @@ def _probe_bound(curve, guest, cfg, params):
         return None
     if guest.host_only:
         return _host_only_bound(curve, room, params)
+    restored = _restore_bound(curve, room, params)
+    if restored is not None:
+        return restored
     slope = _measured_slope_below(curve, mrc.NOISE_SHARE)
     if slope is not None and slope > curve.density_at(0)[0] * (
             1 + params.value_band):
@@ -255,13 +258,25 @@ def _host_only_bound(curve, room, params):
         found = slope, host_only.next_step_mb(curve, room, params)
     else:
         found = host_only.explore_bound(curve, params)
-    if curve.restore_mb is None:
+    restored = _restore_bound(curve, room, params)
+    if restored is None or (found is not None and found[1] >= restored[1]):
         return found
+    return max(found[0] if found else 0.0, restored[0]), restored[1]
+
+
+def _restore_bound(curve, room, params):
+    """(its reads over the step, MiB) back to ``curve.restore_mb``, or None.
+
+    What it gave on evidence that expired (given_back), in one step within
+    ``room``: smaller steps measure nothing of a scan that fits only there.
+    """
+    if curve.restore_mb is None:
+        return None
     step = min(room, curve.restore_mb - curve.size_mb)
     step -= step % params.granule_mb
-    if step < params.granule_mb or (found is not None and found[1] >= step):
-        return found
-    return max(found[0] if found else 0.0, curve.disk_mb_s / step), step
+    if step < params.granule_mb:
+        return None
+    return curve.disk_mb_s / step, step
 
 
 def cliff_step(guest, cfg, params, probed_mb=0):

@@ -43,6 +43,7 @@ from watcher_cams.policy import cams
 from watcher_cams.policy import cliff_probe
 from watcher_cams.policy import exchange
 from watcher_cams.policy import first_reuse
+from watcher_cams.policy import given_back
 from watcher_cams.policy import guards
 from watcher_cams.policy import host_only
 from watcher_cams.policy import model
@@ -325,10 +326,7 @@ def _remember(host, curves):
             state['idle_since'] = c.idle_since
         if c.activated_base is not None:
             state[stale_active.BASE_KEY] = c.activated_base
-        if c.restore_mb is not None:
-            state[host_only.RESTORE_KEY] = [c.restore_mb, c.size_mb]
-        if c.lent_mb is not None:
-            state[host_only.LENT_KEY] = c.lent_mb
+        given_back.remember(state, c)
         if c.confirmed_at is not None:
             state['confirmed_at'] = c.confirmed_at
         if c.resumed_from is not None:

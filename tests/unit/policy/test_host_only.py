@@ -6,6 +6,7 @@ import testtools
 
 from tests.unit import factory
 from watcher_cams.policy import cams
+from watcher_cams.policy import given_back
 from watcher_cams.policy import guards
 from watcher_cams.policy import host_io
 from watcher_cams.policy import host_only
@@ -180,7 +181,7 @@ class TestGivenUnderAnotherWorkload(testtools.TestCase):
         self.assertEqual({self.shrunk().uuid: 384, donor.uuid: -384}, moved)
         self.assertIn('utility (probe)', plan.moves[0].reason)
         state = plan.policy_state[self.shrunk().uuid][utility.STATE_KEY]
-        self.assertEqual([1024, 640], state[host_only.RESTORE_KEY])
+        self.assertEqual([1024, 640], state[given_back.RESTORE_KEY])
 
     def test_not_while_it_reads_as_before_nor_once_idle(self):
         for read_mb_s in (0.8, 1.0, 0.0):
@@ -196,7 +197,7 @@ class TestGivenUnderAnotherWorkload(testtools.TestCase):
         state = {'seen': [[640, 0.0, 64.0, now - 60, 5.0, 1.0]]}
 
         def restore(value, size_mb=640):
-            kept = dict(state, **{host_only.RESTORE_KEY: value})
+            kept = dict(state, **{given_back.RESTORE_KEY: value})
             g = dataclasses.replace(guest, actual_mb=size_mb, policy_state={
                 utility.STATE_KEY: kept})
             return utility.value_curve(g, CFG).restore_mb
@@ -220,7 +221,7 @@ class TestLentWhileIdle(testtools.TestCase):
 
     def woken(self, read_mb_s=8.0, lent=1024, **kw):
         g = agentless(1, actual_mb=512, read_mb_s=read_mb_s, **kw)
-        state = {host_only.LENT_KEY: lent} if lent is not None else {}
+        state = {given_back.LENT_KEY: lent} if lent is not None else {}
         return dataclasses.replace(g, policy_state={utility.STATE_KEY: state})
 
     def test_the_size_held_while_idle_is_remembered(self):
@@ -239,8 +240,8 @@ class TestLentWhileIdle(testtools.TestCase):
         self.assertEqual({self.woken().uuid: 512, donor.uuid: -512}, moved)
         state = plan.policy_state[self.woken().uuid][utility.STATE_KEY]
         # The step is kept until a resize; the idle size is forgotten.
-        self.assertEqual([1024, 512], state[host_only.RESTORE_KEY])
-        self.assertNotIn(host_only.LENT_KEY, state)
+        self.assertEqual([1024, 512], state[given_back.RESTORE_KEY])
+        self.assertNotIn(given_back.LENT_KEY, state)
 
     def test_junk_or_nothing_remembered_gives_nothing_back(self):
         for lent in (None, 'x', True, 1024.0, -5, 1 << 40):

@@ -5,6 +5,7 @@ import testtools
 from tests.unit import factory
 from watcher_cams.lab import example
 from watcher_cams.policy import cams
+from watcher_cams.policy import given_back
 from watcher_cams.policy import guards
 from watcher_cams.policy import host_io
 from watcher_cams.policy import model
@@ -1722,6 +1723,41 @@ class TestBackFromIdle(testtools.TestCase):
         # per GiB, not what the filling cache's counters say.
         self.assertAlmostEqual(2.2, back.loss_at(0, 64) * 1024, places=1)
         self.assertLess(curve(below).loss_at(0, 64) * 1024, 1.5)
+
+    def test_what_it_gave_while_idle_comes_back_in_one_step(self):
+        # Idle at 1,536 MiB (no reads, its CPUs idle too), it gave all but
+        # 384 MiB; now it reads 4 MiB/s like a stream from a 128 MiB file
+        # LRU, a scan that fits only in what it gave (random host 259).
+        idle = dataclasses.replace(
+            factory.guest(1, actual_mb=1536, active_mb=0, inactive_mb=0),
+            host_io=host_io.HostIo(window_s=60.0, start_mb=1536,
+                                   end_mb=1536, read_mb_s=0.0,
+                                   read_req_s=0.0, cpu_s=0.001))
+        self.assertEqual(1536, utility.value_curve(idle, CFG).lent_mb)
+        woke = dataclasses.replace(
+            factory.guest(1, actual_mb=384, active_mb=0, inactive_mb=128,
+                          read_mb_s=4.0, read_since_boot_mb=100),
+            policy_state={utility.STATE_KEY: {given_back.LENT_KEY: 1536}})
+        donor = factory.guest(2, actual_mb=3712, read_mb_s=0.6,
+                              refault_s=factory.pages_s(0.28),
+                              activate_s=factory.pages_s(0.28))
+        plan = utility.plan(factory.host([woke, donor]), CFG)
+        moves = {m.instance: m for m in plan.moves}
+        self.assertEqual(1152, moves[woke.uuid].delta_mb)
+        self.assertIn('utility (probe)', moves[woke.uuid].reason)
+        state = plan.policy_state[woke.uuid][utility.STATE_KEY]
+        self.assertEqual([1536, 384], state[given_back.RESTORE_KEY])
+        self.assertNotIn(given_back.LENT_KEY, state)
+
+    def test_memory_a_fitted_cache_gave_is_not_lent(self):
+        # It read nothing from disk, but its CPUs ran: its data fit, and
+        # what went was measured to cost it nothing.
+        fits = dataclasses.replace(
+            factory.guest(1, actual_mb=1536),
+            host_io=host_io.HostIo(window_s=60.0, start_mb=1536,
+                                   end_mb=1536, read_mb_s=0.0,
+                                   read_req_s=0.0, cpu_s=0.5))
+        self.assertIsNone(utility.value_curve(fits, CFG).lent_mb)
 
     def test_upper_envelope(self):
         self.assertEqual(((64, 3.0), (192, 1.0), (768, 0.5)),
