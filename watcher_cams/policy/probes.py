@@ -451,10 +451,11 @@ def stream_probe(host, cfg, params, curves, rooms):
     (:func:`_unseen_reuse_step`): the next windows show its re-reads as
     refaults, which the other rules price, or none, and the water-filling
     gives the step back, at no loss to it. Not again while the larger size
-    is remembered. Memory a cache left unused goes to it
-    (:func:`_unused_room_mb`), and memory others use for nothing once
-    what it read shows its re-read lies beyond its reach
-    (:func:`_stream_rooms`).
+    is remembered. Only memory a cache left unused goes to it
+    (:func:`_unused_room_mb`): a reader of random blocks over a terabyte
+    looks the same, and the step would cost a neighbour's hot set the
+    reads it serves, or a filling cache the memory it fills next, every
+    time the larger size is forgotten.
     """
     steps = {u: _unseen_reuse_step(c, host.guest(u), host, cfg, params)
              for u, c in sorted(curves.items())}
@@ -462,9 +463,9 @@ def stream_probe(host, cfg, params, curves, rooms):
                 key=lambda u: (curves[u].disk_mb_s, u), default=None)
     if taker is None:
         return None
-    down, step = _stream_rooms(host, cfg, params, curves, rooms,
-                               (taker, steps[taker]))
-    donors, loss = probe_donors(curves, down, taker, step, params)
+    down = {u: _unused_room_mb(c, rooms[u], params)
+            for u, c in curves.items()}
+    donors, loss = probe_donors(curves, down, taker, steps[taker], params)
     amount = sum(donors.values())
     bound = curves[taker].disk_mb_s / max(amount, 1)
     if not donors or bound - loss * (1 + params.value_band) <= (
@@ -474,58 +475,6 @@ def stream_probe(host, cfg, params, curves, rooms):
            'entries are too small to show a re-read; costs at most %.3f '
            'MiB/s of reads' % (PROBE, amount, loss * amount))
     return probe_plan(host, cfg, donors, taker, why)
-
-
-def _stream_rooms(host, cfg, params, curves, rooms, taker_step):
-    """({uuid: MiB each may give}, MiB) for a stream probe's step.
-
-    ``taker_step``: (the guest it goes to, the step _unseen_reuse_step
-    gives it). Memory a cache left unused, for that step: a reader of
-    random blocks over a terabyte reads as a stream too, and the step
-    would cost a neighbour's hot set the reads it serves, or a filling
-    cache the memory it fills next, every time the larger size is
-    forgotten. But once the guest read, in its pass, more than its file
-    LRU and shadows reach with no re-read (first_reuse.Reach.fresh_mb),
-    whatever re-read it has lies beyond what it can show, and memory
-    nobody uses may never come: then also what a probe's donors
-    (:func:`_probe_donor_rooms`) lose nothing on (:func:`_worthless_room_mb`),
-    for the smaller step whose shadows reach back over what it read.
-    Random host 209: a reader over 64 GiB became a hot/cold reader over
-    16 GiB at 640 MiB; 192 MiB of a neighbour's cache tail that saved
-    nothing showed its re-reads (1.27x the oracle, now 1.14x). Memory
-    that saves something stays: a reader over 80 GiB at eight times a
-    hot set's rate (the CAMS paper's example) reads as such a stream at
-    any size, and would take the hot set's memory every time its larger
-    size is forgotten.
-    """
-    taker, step = taker_step
-    curve, guest = curves[taker], host.guest(taker)
-    lrus = 1 + first_reuse.SURE_SHADOW_LRUS
-    fresh = curve.reach.fresh_mb
-    lru_mb = guest.sample.file_lru_mb
-    if fresh is None or fresh < lrus * lru_mb:
-        return {u: _unused_room_mb(c, rooms[u], params)
-                for u, c in curves.items()}, step
-    want = fresh / lrus - lru_mb
-    step = min(step, max(params.granule_mb,
-                         int(want + (-want) % params.granule_mb)))
-    down = _probe_donor_rooms(host, cfg, curves, rooms)
-    return {u: _worthless_room_mb(c, min(down[u], step), params)
-            for u, c in curves.items()}, step
-
-
-def _worthless_room_mb(curve, room_mb, params):
-    """The most of ``room_mb`` (granules) a donor loses nothing on.
-
-    Nothing: below min_value per GiB, the bar under which this policy
-    calls memory worthless (:func:`_probe_loss`).
-    """
-    g_mb = params.granule_mb
-    room_mb = int(room_mb - room_mb % g_mb)
-    while room_mb >= g_mb and _probe_loss(curve, room_mb) > (
-            params.min_value / 1024.0):
-        room_mb -= g_mb
-    return max(0, room_mb)
 
 
 def _unseen_reuse_step(curve, guest, host, cfg, params):

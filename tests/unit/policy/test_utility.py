@@ -1063,34 +1063,6 @@ class TestProbe(testtools.TestCase):
                                    activate_s=factory.pages_s(0.1))
         self.assertEqual([], self.plan(stream).moves)
 
-    def test_a_stream_past_its_shadows_takes_memory_worth_nothing(self):
-        # It read 1,440 MiB in its pass without a re-read, more than its
-        # 128 MiB file LRU and shadows remember (384 MiB): whatever it
-        # re-reads lies beyond what it can show, and memory nobody uses
-        # may never come. A neighbour whose full cache its counters value
-        # at nothing (a refault now and then) gives the step that lets
-        # the shadows reach back over what it read: 384 MiB.
-        stream = factory.guest(1, actual_mb=384, active_mb=0,
-                               inactive_mb=128, read_mb_s=4.0,
-                               read_since_boot_mb=1200)
-        self.other = factory.guest(2, read_mb_s=0.3, active_mb=100,
-                                   inactive_mb=1692,
-                                   refault_s=factory.pages_s(0.01))
-        moves = {m.instance: m for m in self.plan(stream).moves}
-        self.assertEqual(384, moves[stream.uuid].delta_mb)
-        self.assertIn('too small to show a re-read',
-                      moves[stream.uuid].reason)
-        # Not before its pass outgrew what its shadows remember.
-        early = factory.guest(1, actual_mb=384, active_mb=0,
-                              inactive_mb=128, read_mb_s=4.0,
-                              read_since_boot_mb=100)
-        self.assertEqual([], self.plan(early).moves)
-        # Nor from a neighbour whose cache its counters value.
-        self.other = factory.guest(2, read_mb_s=0.5,
-                                   refault_s=factory.pages_s(0.3),
-                                   activate_s=factory.pages_s(0.1))
-        self.assertEqual([], self.plan(stream).moves)
-
     def test_a_probe_takes_what_a_donor_can_give(self):
         # The step is a quarter of the scan's cache (448 MiB); the only
         # donor keeps its active list and may give 164 MiB: the probe
