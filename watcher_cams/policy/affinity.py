@@ -13,8 +13,9 @@ placement also keeps the CPU load balanced, an open issue in the paper).
 3. For small inputs (at most ``exact_limit`` movable guests) the exact best
    assignment by enumeration, preferring fewer changes on ties.
 
-Guests with dedicated CPUs are never moved; they stay where their CPUs are
-and still attract the guests they share with. Guests that share no merged
+Guests with dedicated CPUs, outside the audit's scope or skipped for a
+problem are never moved; they stay where their CPUs are and still attract
+the guests they share with. Guests that share no merged
 page stay as they are (a pinned one still counts in its LLC's load), and
 among equally good placements the one with fewer changes and then the
 least loaded busiest LLC wins. A host with one LLC has
@@ -78,23 +79,36 @@ class _Problem:
                 a, b = key
                 self.adjacent.setdefault(a, {})[b] = pages
                 self.adjacent.setdefault(b, {})[a] = pages
-        # A guest that shares nothing has nothing to gain from a place:
-        # it stays as it is (confined guests still count in their LLC's
-        # load), so the plan never pins guests for no merged page.
-        self.fixed, self.movable = {}, []
+        self.movable = []
         self.base_load = dict.fromkeys(self.capacity, 0)
-        for g in sorted(host.guests, key=lambda g: g.uuid):
-            where = _current_domain(g, host.llc_domains)
-            if g.dedicated_cpus:
-                if where is not None:
-                    self.fixed[g.uuid] = where
-            elif g.uuid in self.adjacent:
-                self.movable.append(g)
-            elif where in self.base_load:
-                self.base_load[where] += g.vcpus
+        self._sort_guests(host)
         self.current = {g.uuid: _current_domain(g, self.domains)
                         for g in self.movable}
         self.vcpus = {g.uuid: g.vcpus for g in self.movable}
+
+    def _sort_guests(self, host):
+        """Fill ``fixed``, ``movable`` and ``base_load`` from the guests.
+
+        A guest the audit may not move (dedicated CPUs, outside the audit's
+        scope, or skipped for a problem) stays; where it is confined it
+        still attracts the guests it shares with. A guest that shares
+        nothing with a guest the plan can place or sees fixed has nothing
+        to gain from a place: it stays too (the CI cloud once pinned one
+        of two fresh guests for the pages it shared with a third guest
+        outside the audit), so no guest is pinned for no merged page.
+        """
+        guests = sorted(host.guests, key=lambda g: g.uuid)
+        where = {g.uuid: _current_domain(g, host.llc_domains) for g in guests}
+        stays = {g.uuid for g in guests if g.dedicated_cpus or g.problem}
+        self.fixed = {u: where[u] for u in stays if where[u] is not None}
+        placeable = ({g.uuid for g in guests} - stays) | set(self.fixed)
+        for g in guests:
+            partners = set(self.adjacent.get(g.uuid, ())) - {g.uuid}
+            if g.uuid not in stays and partners & placeable:
+                self.movable.append(g)
+            elif not g.dedicated_cpus and where[g.uuid] in self.base_load:
+                # Dedicated CPUs lie outside the shared CPUs counted here.
+                self.base_load[where[g.uuid]] += g.vcpus
 
     def pulls(self, assign):
         """{uuid: {domain: merged pages it shares with guests there}}."""

@@ -1,3 +1,5 @@
+import collections
+import dataclasses
 import itertools
 
 import testtools
@@ -68,6 +70,30 @@ class TestAffinity(testtools.TestCase):
         self.assertEqual({factory.uid(1), factory.uid(2)},
                          {p.instance for p in plan.pins})
 
+    def test_guests_outside_the_audit_are_never_moved(self):
+        # Found in CI: one of two fresh guests shared pages only with a
+        # third guest outside the audit, and was pinned alone.
+        gs = guests(3)
+        gs[2] = dataclasses.replace(gs[2], problem='not in the audit scope')
+        plan = affinity.plan(host(gs, {(1, 3): 50000}), PARAMS)
+        self.assertEqual([], plan.pins)
+        plan = affinity.plan(host(gs, {(1, 3): 50000, (1, 2): 10}), PARAMS)
+        self.assertEqual({factory.uid(1), factory.uid(2)},
+                         {p.instance for p in plan.pins})
+        # Confined to L3-1 it stays there, counts in its load, and pulls.
+        gs[2] = dataclasses.replace(gs[2], cpus=((4, 5),) * 2)
+        plan = affinity.plan(host(gs, {(1, 3): 50000}), PARAMS)
+        self.assertEqual([(factory.uid(1), 'L3-1')],
+                         [(p.instance, p.llc) for p in plan.pins])
+        # Its 2 vCPUs fill half of L3-1: g2 joins g1 there only if it fits.
+        sharing = {(1, 3): 50000, (1, 2): 40000}
+        plan = affinity.plan(host(gs, sharing), PARAMS)
+        self.assertEqual({'L3-1': 1, 'L3-0': 1},
+                         collections.Counter(p.llc for p in plan.pins))
+        plan = affinity.plan(host(gs, sharing), affinity.AffinityParams(
+            cpu_allocation_ratio=2.0))
+        self.assertEqual({'L3-1'}, {p.llc for p in plan.pins})
+
     def test_pinned_loners_count_and_ties_spread_the_load(self):
         # g3 shares nothing but is pinned to L3-0 with 2 vCPUs: the sharing
         # pair (4 vCPUs) only fits on L3-1.
@@ -109,5 +135,4 @@ class TestAffinity(testtools.TestCase):
 
 
 def dataclass_vcpus(g, n):
-    import dataclasses
     return dataclasses.replace(g, vcpus=n)
