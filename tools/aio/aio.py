@@ -34,6 +34,7 @@ import os
 import secrets
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -821,9 +822,41 @@ def prepare():
     say('the host packages and the venv are ready')
 
 
+def cloud_ports():
+    """Every TCP port on 127.0.0.1 a service of this cloud listens on."""
+    return sorted({int(KEYSTONE.split(':')[2].split('/')[0]),
+                   int(HORIZON.rsplit(':', 1)[1]), PROMETHEUS_PORT}
+                  | {int(p.split('/')[0]) for _, p in SERVICES.values()}
+                  | {port for _, port, _ in COMPUTES}
+                  | set(METRICS_PORTS.values()))
+
+
+def held_ports():
+    """The cloud's ports something still listens on after ``down``.
+
+    The pid files are per checkout (``RUN``): a cloud another checkout
+    started is invisible to ``down`` here, and starting a second set of
+    services beside it fails much later with errors that do not say why.
+    """
+    held = []
+    for port in cloud_ports():
+        with contextlib.closing(socket.socket()) as probe:
+            probe.settimeout(2.0)
+            if probe.connect_ex(('127.0.0.1', port)) == 0:
+                held.append(port)
+    return held
+
+
 def up():
     host_packages()
     down(quiet=True)
+    held = held_ports()
+    if held:
+        raise RuntimeError(
+            'ports %s are in use by services this checkout did not start '
+            '(pid files in %s): another all-in-one cloud, from another '
+            'checkout? Run tools/aio/aio.py down there, or stop what '
+            'listens (ss -ltnp)' % (', '.join(map(str, held)), RUN))
     for d in (RUN, LOG, ETC):
         os.makedirs(d, exist_ok=True)
     shutil.rmtree(DATA, ignore_errors=True)
