@@ -23,8 +23,8 @@ was never measured is unknown, not worthless:
   that gave memory under a workload since replaced, or while it read
   nothing, gets it back in one probe's step (:func:`restore_target`).
   Differences of reads within their noise price nothing
-  (:func:`significant_slope`); reads that no longer fit the curve are of
-  another workload (:func:`_of_this_phase`).
+  (:func:`significant_slope`); reads that no longer fit the curve beyond
+  chance are of another workload (:func:`mrc.of_this_phase`).
 
 MoM and Proxmox size such guests by free memory alone; this lets their
 page cache count for what it saves, as measured, and nothing else.
@@ -120,7 +120,8 @@ def value_curve(guest, r, cfg, params):
     resized = _resized(guest, last_resize, params)
     seen = mrc.remembered(guest, params)
     idle = mrc.idle_since(guest, seen, disk, params)
-    kept = mrc.of_this_phase(seen, guest.actual_mb, disk, params)
+    kept = mrc.of_this_phase(seen, guest.actual_mb, disk, params,
+                             mrc.requests_in_window(guest))
     restore = None if idle is not None else restore_target(
         guest, (seen, kept), disk, params)
     lent = given_back.lent_mb(guest, disk < mrc.READ_MB_S)

@@ -473,14 +473,16 @@ def cpu_idle(guest, seen, disk_mb_s, params):
                    and x.cpu_s <= params.idle_cpu_s for x in seen)
 
 
-def of_this_phase(seen, size_mb, disk_mb_s, params):
+def of_this_phase(seen, size_mb, disk_mb_s, params, window_reads=None):
     """The measurements that agree with reading ``disk_mb_s`` at ``size_mb``.
 
     With nothing but disk reads to go by, a phase change shows as reads
     that no longer fit the curve: at this size, reads that moved by more
     than PHASE_SHARE (the whole curve is of another workload: all go);
     elsewhere, a point that would make the curve rise with size (reading
-    less with less memory, or more with more) is of another workload.
+    less with less memory, or more with more) is of another workload:
+    by more than PHASE_SHARE, or where the host counted the window's read
+    requests (``window_reads``), by more than chance (NEAR_SIGMAS).
     """
     kept = []
     for x in seen:
@@ -491,6 +493,11 @@ def of_this_phase(seen, size_mb, disk_mb_s, params):
                 return ()
             kept.append(x)
             continue
+        if window_reads:
+            now = Seen(size_mb, 0.0, 0.0, x.timestamp, disk_mb_s)
+            slack = max(READ_MB_S, min(slack, max(
+                x.disk_mb_s, disk_mb_s) * read_noise_share(
+                    x, now, window_reads, NEAR_SIGMAS)))
         less_with_less = (x.size_mb < size_mb
                           and x.disk_mb_s < disk_mb_s - slack)
         more_with_more = (x.size_mb > size_mb

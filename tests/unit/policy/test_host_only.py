@@ -11,6 +11,7 @@ from watcher_cams.policy import guards
 from watcher_cams.policy import host_io
 from watcher_cams.policy import host_only
 from watcher_cams.policy import margin
+from watcher_cams.policy import mrc
 from watcher_cams.policy import report
 from watcher_cams.policy import utility
 
@@ -207,6 +208,42 @@ class TestGivenUnderAnotherWorkload(testtools.TestCase):
         self.assertIsNone(restore([1024, 640], size_mb=704))
         for junk in ('x', [1024], [True, 640], [1024.0, 640], None, {}):
             self.assertIsNone(restore(junk), junk)
+
+
+class TestOfThisPhase(testtools.TestCase):
+    """More memory never made a guest read more, beyond chance."""
+
+    # 64 MiB below its scan's cliff it read all it scanned, 6 MiB/s; a
+    # hot/cold reader since, 256 MiB smaller, reads 5 MiB/s: 17% less, far
+    # within PHASE_SHARE, but 2,400 read requests a window make that
+    # difference no chance.
+    LARGER = mrc.Seen(661, 0.0, 64.0, 1000.0, 6.0, count=10.0)
+
+    def kept(self, window_reads, disk_mb_s=5.0):
+        return mrc.of_this_phase((self.LARGER,), 405, disk_mb_s,
+                                 utility.UtilityParams(), window_reads)
+
+    def test_a_larger_size_that_read_more_is_of_another_workload(self):
+        self.assertEqual((), self.kept(2400.0))
+
+    def test_within_chance_or_without_a_count_it_is_kept(self):
+        self.assertEqual((self.LARGER,), self.kept(None))
+        self.assertEqual((self.LARGER,), self.kept(30.0))
+        # Reading as much, or more, with less memory: the same workload.
+        self.assertEqual((self.LARGER,), self.kept(2400.0, disk_mb_s=6.0))
+
+    def test_the_host_only_curve_drops_it(self):
+        # The window's 2,400 requests over 60 s read 40 MiB/s of 1 MiB.
+        guest = agentless(1, actual_mb=405, used_mb=256, read_mb_s=5.0,
+                          seen=[(661, 6.0, 600)])
+        io = host_io.HostIo(window_s=60.0, start_mb=405, end_mb=405,
+                            read_mb_s=5.0, read_req_s=40.0)
+        curve = utility.value_curve(
+            dataclasses.replace(guest, host_io=io), CFG)
+        self.assertEqual([405], [x.size_mb for x in curve.seen])
+        # The same reads without the host's count of requests: kept.
+        curve = utility.value_curve(guest, CFG)
+        self.assertEqual([405, 661], [x.size_mb for x in curve.seen])
 
 
 class TestLentWhileIdle(testtools.TestCase):
