@@ -97,19 +97,20 @@ class TestStrategiesOnTheCloud(testtools.TestCase):
         # tests see (the tempest plugin's pinning scenario).
         self._restore_pins_afterwards()
 
-        def pinned():
-            # Guests that share nothing are not pinned, and the agent
-            # reuses a sharing matrix for up to 120 s: audit again until it
-            # sees the merged pages.
+        def together():
+            # Guests that share nothing are not pinned, KSM merges page by
+            # page, and the agent reuses a sharing matrix for up to 120 s:
+            # audit again until both guests are placed together (a plan
+            # may first pin one of them beside the e2e pair).
             _, acts = self._audit('cpu_cache_affinity',
                                   'sharing_aware_pinning')
-            return acts
-        actions = base.wait_for('pin actions', pinned, timeout=400,
-                                every=20)
-        # One action per host, carrying its guests' pins.
-        self.assertEqual({('cams_host_pin', 'SUCCEEDED')},
-                         {(a['type'], a['state']) for a in actions})
-        placed = [self._pinned_cpus(s) for s in self.servers.values()]
-        # Both guests on the same single-CPU "LLC".
-        self.assertEqual(1, len(placed[0]), placed)
-        self.assertEqual(placed[0], placed[1])
+            # One action per host, carrying its guests' pins.
+            self.assertLessEqual({(a['type'], a['state']) for a in acts},
+                                 {('cams_host_pin', 'SUCCEEDED')}, acts)
+            placed = [self._pinned_cpus(s) for s in self.servers.values()]
+            # Both guests on the same single-CPU "LLC" (Nova's '0-1' is
+            # one row too).
+            cpus = placed[0].pop() if len(placed[0]) == 1 else ''
+            return cpus.isdigit() and placed[1] == {cpus}
+        base.wait_for('both guests pinned to one LLC', together,
+                      timeout=400, every=20)
