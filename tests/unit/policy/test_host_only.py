@@ -232,6 +232,16 @@ class TestOfThisPhase(testtools.TestCase):
         # Reading as much, or more, with less memory: the same workload.
         self.assertEqual((self.LARGER,), self.kept(2400.0, disk_mb_s=6.0))
 
+    def test_the_windows_measured_at_this_size_count(self):
+        # 300 requests a window: one window at 405 MiB is too few to tell
+        # 5 MiB/s from 6, ten are enough.
+        here = mrc.Seen(405, 0.0, 64.0, 1100.0, 5.0, count=9.0)
+        params = utility.UtilityParams()
+        self.assertEqual((self.LARGER,), mrc.of_this_phase(
+            (self.LARGER,), 405, 5.0, params, 300.0))
+        self.assertEqual((here,), mrc.of_this_phase(
+            (here, self.LARGER), 405, 5.0, params, 300.0))
+
     def test_the_host_only_curve_drops_it(self):
         # The window's 2,400 requests over 60 s read 40 MiB/s of 1 MiB.
         guest = agentless(1, actual_mb=405, used_mb=256, read_mb_s=5.0,
