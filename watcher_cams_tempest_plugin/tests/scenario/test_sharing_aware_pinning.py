@@ -40,10 +40,11 @@ class TestSharingAwarePinning(base.ScenarioTest):
             base.wait_until('plans of audit %s' % audit,
                             lambda: self.plans_done(audit),
                             CONF.watcher_cams.scenario_timeout)
+            # An audit with nothing to pin leaves an empty plan.
             actions = self.optim.list_actions(audit_uuid=audit)
-            self.assertEqual({('cams_host_pin', 'SUCCEEDED')},
-                             {(a['action_type'], a['state'])
-                              for a in actions}, actions)
+            self.assertLessEqual({(a['action_type'], a['state'])
+                                  for a in actions},
+                                 {('cams_host_pin', 'SUCCEEDED')}, actions)
             # An instance outside the audit's scope is never re-pinned.
             pinned = {pin['instance'] for a in actions
                       for pin in a['input_parameters']['pins']}
