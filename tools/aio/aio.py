@@ -40,6 +40,7 @@ import sys
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
@@ -824,8 +825,8 @@ def prepare():
 
 def cloud_ports():
     """Every TCP port on 127.0.0.1 a service of this cloud listens on."""
-    return sorted({int(KEYSTONE.split(':')[2].split('/')[0]),
-                   int(HORIZON.rsplit(':', 1)[1]), PROMETHEUS_PORT}
+    return sorted({urllib.parse.urlsplit(url).port
+                   for url in (KEYSTONE, HORIZON, PROMETHEUS)}
                   | {int(p.split('/')[0]) for _, p in SERVICES.values()}
                   | {port for _, port, _ in COMPUTES}
                   | set(METRICS_PORTS.values()))
