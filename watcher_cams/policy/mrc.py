@@ -488,6 +488,8 @@ def of_this_phase(seen, size_mb, disk_mb_s, params, window_reads=None):
     # Now: this window, with those measured at this size before it.
     windows = 1.0 + sum(min(x.count, MAX_COUNT) for x in seen
                         if abs(x.size_mb - size_mb) < params.granule_mb)
+    now = Seen(size_mb, 0.0, 0.0, 0.0, disk_mb_s,
+               count=min(windows, MAX_COUNT))
     for x in seen:
         slack = max(READ_MB_S,
                     PHASE_SHARE * max(x.disk_mb_s, disk_mb_s))
@@ -497,8 +499,6 @@ def of_this_phase(seen, size_mb, disk_mb_s, params, window_reads=None):
             kept.append(x)
             continue
         if window_reads:
-            now = Seen(size_mb, 0.0, 0.0, x.timestamp, disk_mb_s,
-                       count=min(windows, MAX_COUNT))
             slack = max(READ_MB_S, min(slack, max(
                 x.disk_mb_s, disk_mb_s) * read_noise_share(
                     x, now, window_reads, NEAR_SIGMAS)))
