@@ -23,6 +23,9 @@ PROBE = 'probe'
 # A wide probe (see wide_probe) moves at least this many granules: fewer
 # are what the probes it follows took.
 WIDE_GRANULES = 4
+# A donor gives a doubling wide probe (see _doubling_room_mb) as much again
+# as it gave with no more reads, once that is at least this many granules.
+DOUBLING_GRANULES = 2
 
 
 def _cheapest_probe_donor(curves, down, need_mb, taker):
@@ -365,7 +368,8 @@ def wide_probe(host, cfg, params, curves, rooms):
     ``rooms``: :func:`_free_room_mb`) may show it:
     as much of it as one donor has, toward the guest that reads most, once
     per guest while its measurement at that larger size is remembered.
-    The water-filling takes back what did not pay, at no loss.
+    The water-filling takes back what did not pay, at no loss. Where
+    nobody left that much unused: :func:`_doubling_wide_probe`.
     """
     taker = max((u for u, c in curves.items()
                  if _flat_beyond_probes(c, host.guest(u), cfg, params)),
@@ -380,11 +384,70 @@ def wide_probe(host, cfg, params, curves, rooms):
     amount = min(amount, guards.room_up(host.guest(taker), cfg))
     amount -= amount % params.granule_mb
     if amount < WIDE_GRANULES * params.granule_mb:
-        return None
+        return _doubling_wide_probe(host, cfg, params, (curves, rooms),
+                                    taker)
     why = ('utility (%s): %d MiB nobody was seen to use, toward a guest '
            'whose reads did not fall by the steps probes took'
            % (PROBE, amount))
     return probe_plan(host, cfg, {donor: amount}, taker, why)
+
+
+def _doubling_wide_probe(host, cfg, params, found, taker):
+    """:func:`wide_probe` from memory donors gave without reading more.
+
+    Or None. ``found``: (curves, rooms). Where nobody left enough memory
+    unused: as much as the taker may take this cycle, from the cheapest
+    donors, each giving at most :func:`_doubling_room_mb` (as much again
+    as it already gave with no more reads), if all the taker's reads
+    ending over the step would save more than the donors' price. A donor's
+    flat span doubles with each step (128, 256, 512 MiB...), so a cliff a
+    few GiB away is reached in a few steps, where granule probes took
+    hours; a donor whose reads then rise is measured there, and the
+    water-filling takes back what did not pay.
+    """
+    curves, rooms = found
+    room = guards.room_up(host.guest(taker), cfg)
+    down = _probe_donor_rooms(host, cfg, curves, rooms)
+    down = {u: min(mb, _doubling_room_mb(curves[u], mb, params))
+            for u, mb in down.items()}
+    donors, loss = probe_donors(curves, down, taker,
+                                room - room % params.granule_mb, params)
+    amount = sum(donors.values())
+    if amount < WIDE_GRANULES * params.granule_mb:
+        return None
+    saving = curves[taker].disk_mb_s / amount
+    if saving - loss * (1 + params.value_band) <= params.min_value / 1024.0:
+        return None
+    why = ('utility (%s): %d MiB donors gave as much of without reading '
+           'more, priced at %.3f MiB/s per GiB, toward a guest whose reads '
+           'did not fall by the steps probes took'
+           % (PROBE, amount, loss * 1024))
+    return probe_plan(host, cfg, donors, taker, why)
+
+
+def _doubling_room_mb(curve, room_mb, params):
+    """MiB of ``room_mb`` a donor may give a doubling wide probe.
+
+    Memory nobody was seen to use (:func:`_free_room_mb`), or as much as
+    it already gave with its reads no higher (a larger size of this
+    workload measured reading as much, within the noise): memory it was
+    shown not to need, once more. At least DOUBLING_GRANULES of it: what
+    one granule changes hides in the noise of a reader's windows (a
+    uniform reader over 4 GiB at 6 MiB/s reads 0.1 MiB/s more per 64 MiB,
+    a third of one window's chance), and doubling that took memory a
+    reader needed (random host 549 without agents read 1.11x static, now
+    1.01x). A donor never measured larger gives none of its cache.
+    """
+    here = curve.here
+    gave_flat = max((x.size_mb - curve.size_mb for x in curve.seen
+                     if here is not None and x.size_mb > curve.size_mb
+                     and curve.measured_slope(here, x) == 0.0
+                     and here.disk_mb_s
+                     <= (1 + mrc.NOISE_SHARE) * x.disk_mb_s), default=0)
+    if gave_flat < DOUBLING_GRANULES * params.granule_mb:
+        gave_flat = 0
+    return max(_free_room_mb(curve, room_mb, params),
+               min(room_mb, gave_flat))
 
 
 def _flat_beyond_probes(curve, guest, cfg, params):

@@ -156,6 +156,31 @@ class TestHostOnlyGuests(testtools.TestCase):
             moved, plan = deltas(taker, empty)
             self.assertNotIn('nobody', str(plan.moves))
 
+    def test_a_donor_that_gave_flat_gives_as_much_again(self):
+        flat = agentless(1, read_mb_s=3.0, seen=[(1984, 3.0, 120)])
+        # It gave 256 MiB and reads as much as it did then (within the
+        # noise): 256 MiB more, in one step, doubling its flat span.
+        donor = agentless(2, actual_mb=1792, read_mb_s=1.02,
+                          seen=[(2048, 1.0, 300)])
+        moved, plan = deltas(flat, donor)
+        self.assertEqual({flat.uuid: 256, donor.uuid: -256}, moved)
+        self.assertIn('gave as much of without reading more',
+                      plan.moves[0].reason)
+
+    def test_no_doubling_from_one_granule_or_a_rise(self):
+        flat = agentless(1, read_mb_s=3.0, seen=[(1984, 3.0, 120)])
+        # Four guests that each gave one granule: what it changes hides
+        # in the noise of their reads.
+        granules = [agentless(n, actual_mb=1984, read_mb_s=1.0,
+                              seen=[(2048, 1.0, 300)]) for n in range(2, 6)]
+        # One that reads more since it gave 256 MiB.
+        rose = [agentless(2, actual_mb=1792, read_mb_s=1.5,
+                          seen=[(2048, 1.0, 300)])]
+        for donors in (granules, rose):
+            moved, plan = deltas(flat, *donors)
+            self.assertLessEqual(moved.get(flat.uuid, 0), 64)
+            self.assertNotIn('gave as much', str(plan.moves))
+
     def test_the_policies_that_need_counters_leave_them_alone(self):
         donor = agentless(2, read_mb_s=0.0, cache_mb=100)
         host = factory.host([self.taker, donor])
