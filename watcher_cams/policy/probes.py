@@ -384,7 +384,7 @@ def wide_probe(host, cfg, params, curves, rooms):
     amount = min(amount, guards.room_up(host.guest(taker), cfg))
     amount -= amount % params.granule_mb
     if amount < WIDE_GRANULES * params.granule_mb:
-        return _doubling_wide_probe(host, cfg, params, (curves, rooms),
+        return _doubling_wide_probe(host, cfg, params, curves, rooms,
                                     taker)
     why = ('utility (%s): %d MiB nobody was seen to use, toward a guest '
            'whose reads did not fall by the steps probes took'
@@ -392,20 +392,19 @@ def wide_probe(host, cfg, params, curves, rooms):
     return probe_plan(host, cfg, {donor: amount}, taker, why)
 
 
-def _doubling_wide_probe(host, cfg, params, found, taker):
+def _doubling_wide_probe(host, cfg, params, curves, rooms, taker):
     """:func:`wide_probe` from memory donors gave without reading more.
 
-    Or None. ``found``: (curves, rooms). Where nobody left enough memory
-    unused: as much as the taker may take this cycle, from the cheapest
-    donors, each giving at most :func:`_doubling_room_mb` (as much again
-    as it already gave with no more reads), if all the taker's reads
-    ending over the step would save more than the donors' price. A donor's
-    flat span doubles with each step (128, 256, 512 MiB...), so a cliff a
-    few GiB away is reached in a few steps, where granule probes took
-    hours; a donor whose reads then rise is measured there, and the
-    water-filling takes back what did not pay.
+    Or None. Where nobody left enough memory unused: as much as the
+    taker may take this cycle, from the cheapest donors, each giving at
+    most :func:`_doubling_room_mb` (as much again as it already gave with
+    no more reads), if all the taker's reads ending over the step would
+    save more than the donors' price. A donor's flat span doubles with
+    each step (128, 256, 512 MiB...), so a cliff a few GiB away is
+    reached in a few steps, where granule probes took hours; a donor
+    whose reads then rise is measured there, and the water-filling takes
+    back what did not pay.
     """
-    curves, rooms = found
     room = guards.room_up(host.guest(taker), cfg)
     down = _probe_donor_rooms(host, cfg, curves, rooms)
     down = {u: min(mb, _doubling_room_mb(curves[u], mb, params))
@@ -439,11 +438,12 @@ def _doubling_room_mb(curve, room_mb, params):
     1.01x). A donor never measured larger gives none of its cache.
     """
     here = curve.here
-    gave_flat = max((x.size_mb - curve.size_mb for x in curve.seen
-                     if here is not None and x.size_mb > curve.size_mb
-                     and curve.measured_slope(here, x) == 0.0
-                     and here.disk_mb_s
-                     <= (1 + mrc.NOISE_SHARE) * x.disk_mb_s), default=0)
+    gave_flat = 0 if here is None else max(
+        (x.size_mb - curve.size_mb for x in curve.seen
+         if x.size_mb > curve.size_mb
+         and curve.measured_slope(here, x) == 0.0
+         and here.disk_mb_s <= (1 + mrc.NOISE_SHARE) * x.disk_mb_s),
+        default=0)
     if gave_flat < DOUBLING_GRANULES * params.granule_mb:
         gave_flat = 0
     return max(_free_room_mb(curve, room_mb, params),
