@@ -481,6 +481,32 @@ class TestRealLabCopy(testtools.TestCase):
         self.assertEqual(1.0, small_spec()['host']['shadow_factor'])
 
 
+class TestCamsTargets(testtools.TestCase):
+
+    @staticmethod
+    def rows(point, **reads):
+        return [{'scenario': 'cams-grid', 'point': point, 'strategy': s,
+                 'disk_read_bytes': r} for s, r in reads.items()]
+
+    def test_utility_is_checked_against_paper_mode_and_static(self):
+        good = self.rows('r1-1g', static=120, oracle=100, utility=104,
+                         **{'cams-paper': 110})
+        found = targets.cams_checks(good, 'cams-grid')
+        self.assertEqual([True] * 3, [ok for _, ok, _ in found], found)
+        # Better than paper mode, but above static: a point where memory
+        # moved for nothing.
+        bad = self.rows('r8-1g', static=100, oracle=100, utility=101,
+                        **{'cams-paper': 102})
+        found = {name: (ok, detail) for name, ok, detail
+                 in targets.cams_checks(good + bad, 'cams-grid')}
+        ok, detail = found['cams-grid: utility reads no more from disk '
+                           'than static at any point']
+        self.assertFalse(ok)
+        self.assertEqual('worse at r8-1g (+1.00%)', detail)
+        self.assertTrue(found['cams-grid: utility reads no more from disk '
+                              'than CAMS at any point'][0])
+
+
 class TestAllocatorTargets(testtools.TestCase):
 
     @staticmethod
