@@ -256,6 +256,8 @@ def _tie_allowed(taker, donor, amounts_mb, params):
         # An idle guest's memory is kept for its return, unless a taker
         # uses it now; one that has not filled what it has does not.
         return False
+    if _free_outlasts_memory(taker, params):
+        return False
     if taker.disk_mb_s / amounts_mb[0] <= threshold:
         # It cannot save more than it reads.
         return False
@@ -282,6 +284,21 @@ def _tie_allowed(taker, donor, amounts_mb, params):
                 or donor.fill_density > threshold
                 or gain - donor.fill_density * (1 + params.value_band)
                 <= threshold)
+
+
+def _free_outlasts_memory(taker, params):
+    """Whether a taker's free memory lasts longer than ``memory_s``.
+
+    Its cache fills no faster than it reads from disk, so memory it takes
+    now serves no read before then, while the donor loses its hits from
+    the start; and by then what this policy measured of both has expired
+    and the tie is weighed again on fresh windows. (CAMS grid at 1 GB: a
+    hot/cold reader whose range fits its cache took a terabyte reader's
+    memory while its cold blocks still trickled in, and read more than
+    static in all.)
+    """
+    return taker.free_mb > max(params.granule_mb,
+                               taker.disk_mb_s * params.memory_s)
 
 
 def _filling_what_it_was_given(curve):

@@ -388,6 +388,32 @@ class TestUtilityPlan(testtools.TestCase):
         self.assertEqual([], utility.plan(
             factory.host([donor, never_grown]), CFG).moves)
 
+    def test_free_memory_that_outlasts_memory_s_takes_no_tie(self):
+        # The donor of test_a_filling_hot_set_takes_a_tie_from_a_full_cache;
+        # the taker re-reads what it cached but has 1,272 MiB free. At 1
+        # MiB/s of reads it fills that in 21 minutes and takes the tie; at
+        # 0.6 (a hot/cold reader whose cold blocks trickle in) it would
+        # take 35, more than memory_s, and the donor keeps its memory.
+        donor = factory.guest(1, active_mb=800, inactive_mb=992,
+                              read_mb_s=8.0,
+                              refault_s=factory.pages_s(2.0),
+                              activate_s=factory.pages_s(0.3),
+                              read_since_boot_mb=20000)
+
+        def taker(read_mb_s):
+            guest = grown_cache(factory.guest(
+                2, active_mb=300, inactive_mb=92, read_mb_s=read_mb_s,
+                interval=300.0), 150)
+            return dataclasses.replace(guest, policy_state={
+                utility.STATE_KEY: {'size_mb': 1536,
+                                    'at': guest.sample.timestamp - 300}})
+        self.assertEqual(1272, round(utility.value_curve(
+            taker(0.6), CFG).free_mb))
+        faster = utility.plan(factory.host([donor, taker(1.0)]), CFG)
+        self.assertIn('tie', faster.moves[0].reason)
+        self.assertEqual([], utility.plan(
+            factory.host([donor, taker(0.6)]), CFG).moves)
+
     def test_a_cache_that_read_less_than_it_holds_breaks_no_tie(self):
         # It re-read nothing of the 300 MiB it read, but it can cache
         # 1792: a scan's first pass looks the same until it has read more
