@@ -91,7 +91,10 @@ class CacheAwareBalloon(base.MemoryStrategy):
                                             'size is remembered after it '
                                             'was taken or last borne out '
                                             'by the same workload\'s '
-                                            'reads.'},
+                                            'reads; nor does a guest '
+                                            'take a tie whose free '
+                                            'memory lasts longer at '
+                                            'its read rate.'},
                 'settle_s': {'type': 'number', 'minimum': 0,
                              'default': utility.UtilityParams.settle_s,
                              'description': 'utility mode: seconds after a '

@@ -35,7 +35,9 @@
 #   psi_protect=10.0    utility: guests with memory PSI some avg10 at or
 #                       above this never give memory
 #   memory_s=1800.0     utility: seconds a measured value at a size is kept
-#                       after it was taken or last borne out
+#                       after it was taken or last borne out; a guest whose
+#                       free memory lasts longer at its read rate takes no
+#                       tie
 #   settle_s=60.0       utility: seconds a resize echoes in the counters
 #   idle_cpu_s=0.02     utility: CPU seconds per second (host-measured) at
 #                       or below which a guest reading nothing from disk is
