@@ -886,6 +886,29 @@ class TestMeasuredSmaller(testtools.TestCase):
                            (1536, 2.0, 700, self.now - 600, 3.0, 3))
         self.assertEqual(2, len(utility.value_curve(same, CFG).seen))
 
+    def test_a_cache_refilling_after_a_grow_keeps_what_was_measured(self):
+        # Grown back from 1536 MiB (3 MiB/s) to 2048 (nothing read there),
+        # it re-reads what its shrink evicted while its cache fills: its
+        # reads at this size moved, but stay below those measured smaller.
+        # No new workload: what was measured stays, the cliff below too.
+        def refilling(read_mb_s, direction=1):
+            guest = grown_cache(factory.guest(2, read_mb_s=read_mb_s), 0)
+            return dataclasses.replace(guest, policy_state={
+                utility.STATE_KEY: {
+                    'seen': [[2048, 0.0, 64, self.now - 600, 0.0, 3],
+                             [1536, 2.0, 700, self.now - 900, 3.0, 3]],
+                    'last_resize': [self.now - 300, direction]}})
+
+        def sizes(guest):
+            curve = utility.value_curve(guest, CFG)
+            self.assertTrue(curve.filling)
+            return sorted(x.size_mb for x in curve.seen)
+        self.assertEqual([1536, 2048], sizes(refilling(0.5)))
+        # Reading more than it did smaller, or after a shrink: another
+        # workload, and all measured before goes.
+        self.assertEqual([], sizes(refilling(3.5)))
+        self.assertEqual([], sizes(refilling(0.5, direction=-1)))
+
 
 class TestMeasurementsBorneOut(testtools.TestCase):
     """Measurements a clean window bears out outlive ``memory_s``."""
