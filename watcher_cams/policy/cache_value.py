@@ -379,14 +379,16 @@ def _history(guest, window, resized, params):
         # contradicts them.
         return _History((), seen, idle, guest.sample.timestamp, reach)
     confirmed, new_phase = mrc.confirmed_at(guest), False
-    if not resized and not _refilling(guest, seen, window):
-        kept = mrc.of_this_phase(seen, guest.actual_mb, disk, params)
-        new_phase = bool(seen) and not kept
-        if new_phase:
-            # Its reads at this size moved: a new workload, whose reach
-            # its own first re-read will tell.
-            reach = first_reuse.Reach()
-        seen, confirmed = kept, guest.sample.timestamp
+    if not resized:
+        if not _refilling(guest, seen, window):
+            kept = mrc.of_this_phase(seen, guest.actual_mb, disk, params)
+            new_phase = bool(seen) and not kept
+            if new_phase:
+                # Its reads at this size moved: a new workload, whose
+                # reach its own first re-read will tell.
+                reach = first_reuse.Reach()
+            seen = kept
+        confirmed = guest.sample.timestamp
     seen, grow = _grow_checked(guest, seen, (window, resized), params)
     base = stale_active.base(guest, guest.policy_state.get(mrc.STATE_KEY),
                              (new_phase, resized < 0))
