@@ -46,6 +46,18 @@ def grown_cache(guest, promoted_mb, grew_mb=200):
     return dataclasses.replace(guest, previous=earlier)
 
 
+def far_reader():
+    """A full cache whose refaults say its memory is worth little.
+
+    A uniform reader over far more data than it caches: some of what it
+    cached is re-read by chance.
+    """
+    return factory.guest(1, active_mb=800, inactive_mb=992, read_mb_s=8.0,
+                         refault_s=factory.pages_s(2.0),
+                         activate_s=factory.pages_s(0.3),
+                         read_since_boot_mb=20000)
+
+
 def shrunk_by(guest, mb):
     """``guest`` whose balloon took ``mb`` MiB within the rate window."""
     before = dataclasses.replace(
@@ -355,14 +367,8 @@ class TestUtilityPlan(testtools.TestCase):
         # Its hot set outgrew its active list: no refault is activated, so
         # its counters value the next MiB at nothing, but while its cache
         # fills what it was given five minutes ago it re-reads 150 MiB a
-        # minute of what it cached. The donor's cache is full and its
-        # refaults say its memory is worth little (a uniform reader over
-        # far more data: some of what it cached is re-read by chance).
-        donor = factory.guest(1, active_mb=800, inactive_mb=992,
-                              read_mb_s=8.0,
-                              refault_s=factory.pages_s(2.0),
-                              activate_s=factory.pages_s(0.3),
-                              read_since_boot_mb=20000)
+        # minute of what it cached. The donor: far_reader().
+        donor = far_reader()
         taker = factory.guest(2, active_mb=1400, inactive_mb=392,
                               read_mb_s=5.0)
 
@@ -389,16 +395,12 @@ class TestUtilityPlan(testtools.TestCase):
             factory.host([donor, never_grown]), CFG).moves)
 
     def test_free_memory_that_outlasts_memory_s_takes_no_tie(self):
-        # The donor of test_a_filling_hot_set_takes_a_tie_from_a_full_cache;
-        # the taker re-reads what it cached but has 1,272 MiB free. At 1
-        # MiB/s of reads it fills that in 21 minutes and takes the tie; at
-        # 0.6 (a hot/cold reader whose cold blocks trickle in) it would
-        # take 35, more than memory_s, and the donor keeps its memory.
-        donor = factory.guest(1, active_mb=800, inactive_mb=992,
-                              read_mb_s=8.0,
-                              refault_s=factory.pages_s(2.0),
-                              activate_s=factory.pages_s(0.3),
-                              read_since_boot_mb=20000)
+        # The donor: far_reader(). The taker re-reads what it cached but
+        # has 1,272 MiB free. At 1 MiB/s of reads it fills that in 21
+        # minutes and takes the tie; at 0.6 (a hot/cold reader whose cold
+        # blocks trickle in) it would take 35, more than memory_s, and the
+        # donor keeps its memory.
+        donor = far_reader()
 
         def taker(read_mb_s):
             guest = grown_cache(factory.guest(
