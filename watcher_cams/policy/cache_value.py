@@ -388,6 +388,7 @@ def _history(guest, window, resized, params):
                 # reach its own first re-read will tell.
                 reach = first_reuse.Reach()
             seen = kept
+        # A clean window bears out what it kept; a refill's, all of it.
         confirmed = guest.sample.timestamp
     seen, grow = _grow_checked(guest, seen, (window, resized), params)
     base = stale_active.base(guest, guest.policy_state.get(mrc.STATE_KEY),
