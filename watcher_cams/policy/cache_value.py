@@ -197,7 +197,12 @@ class ValueCurve:
         return max([self.measured_slope(x, here) for x in near] or [0.0])
 
     def measured_slope(self, one, other):
-        """Reads saved per MiB between two measurements (mrc.Seen)."""
+        """Reads saved per MiB between two measurements (mrc.Seen).
+
+        Nothing (0.0) within their windows' spread (mrc.within_spread).
+        """
+        if mrc.within_spread(one, other):
+            return 0.0
         return one.slope_to(other)
 
     def probe_loss_at(self, given_mb, amount_mb):

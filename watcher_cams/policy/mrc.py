@@ -32,6 +32,11 @@ EMPIRICAL_REACH_MB = 256
 # standard deviations of chance (see read_noise_share): five leave a step
 # of a granule to what noise cannot explain.
 NEAR_SIGMAS = 5.0
+# A difference of reads between two sizes within this many standard errors
+# of the windows' own spread there is no slope (see within_spread): one is
+# enough to stop single windows of a scan's wrap pricing memory; two left
+# slopes the curve needed unpriced (700 random hosts: 8.7 GiB more read).
+SPREAD_SIGMAS = 1.0
 # How far, in cache sizes beyond its file LRU, a guest's kernel remembers
 # evicted pages: mm/workingset.c lets shadow nodes reach an eighth of the
 # LRU pages, 64 entries each. The longest reach spreads a refault's value
@@ -74,14 +79,30 @@ class Seen:
     count: float = 1.0
     # CPU seconds per second it ran meanwhile (host_io; None: unknown).
     cpu_s: float = None
+    # Mean square of its windows' disk reads ((MiB/s)^2; None: no more
+    # than one window weighed in).
+    square: float = None
 
     def to_list(self):
         fields = [self.size_mb, round(self.density * 1024, 4),
                   round(self.length_mb, 1), round(self.timestamp, 1),
                   round(self.disk_mb_s, 4), round(self.count, 3)]
-        if self.cpu_s is not None:
-            fields.append(round(self.cpu_s, 5))
+        if self.cpu_s is not None or self.square is not None:
+            fields.append(None if self.cpu_s is None
+                          else round(self.cpu_s, 5))
+        if self.square is not None:
+            fields.append(round(self.square, 6))
         return fields
+
+    def window_sd(self):
+        """Standard deviation of its windows' reads (MiB/s), or None.
+
+        None until two windows weighed in: one says nothing of the spread.
+        """
+        if self.square is None or self.count < 2:
+            return None
+        var = max(0.0, self.square - self.disk_mb_s ** 2)
+        return (var * self.count / (self.count - 1)) ** 0.5
 
     def merged(self, newer, window_s):
         """This measurement averaged with a newer one at the same size.
@@ -101,10 +122,14 @@ class Seen:
             if a is None or b is None:
                 return b
             return (a * n + b * w) / (n + w)
+
+        def square(x):
+            return x.disk_mb_s ** 2 if x.square is None else x.square
         return Seen(newer.size_mb, mean(self.density, newer.density),
                     mean(self.length_mb, newer.length_mb), newer.timestamp,
                     mean(self.disk_mb_s, newer.disk_mb_s), n + w,
-                    mean(self.cpu_s, newer.cpu_s))
+                    mean(self.cpu_s, newer.cpu_s),
+                    mean(square(self), square(newer)))
 
     def slope_to(self, other):
         """Disk reads saved per MiB between this size and ``other``'s."""
@@ -122,16 +147,19 @@ class Seen:
         try:
             size, per_gib, length, timestamp, disk, count = value[:6]
             cpu = value[6] if len(value) > 6 else None
+            sq = value[7] if len(value) > 7 else None
             seen = cls(int(size), float(per_gib) / 1024, float(length),
                        float(timestamp), float(disk), float(count),
-                       None if cpu is None else float(cpu))
+                       None if cpu is None else float(cpu),
+                       None if sq is None else float(sq))
         except (TypeError, ValueError):
             return None
         if (seen.size_mb <= 0 or not 0 <= seen.density < float('inf')
                 or not 0 < seen.length_mb < float('inf')
                 or not 0 <= seen.disk_mb_s < float('inf')
                 or not 0 < seen.count < float('inf')
-                or not (cpu is None or 0 <= seen.cpu_s < float('inf'))):
+                or not (cpu is None or 0 <= seen.cpu_s < float('inf'))
+                or not (sq is None or 0 <= seen.square < float('inf'))):
             return None
         return seen
 
@@ -343,6 +371,30 @@ def read_noise_share(one, other, window_reads, sigmas):
     """
     return sigmas * (1.0 / (window_reads * one.count)
                      + 1.0 / (window_reads * other.count)) ** 0.5
+
+
+def within_spread(one, other, sigmas=SPREAD_SIGMAS):
+    """Whether two measurements' reads differ by no more than their spread.
+
+    A guest's reads vary from window to window by more than chance where
+    its workload has a period longer than a window: a scan larger than its
+    cache wraps through what the kernel's active list kept, and one window
+    reads 4.4 MiB/s, the next 8.0, at the same size. Where either
+    measurement averaged two windows or more, its windows' standard
+    deviation (Seen.window_sd, the larger of the two) gives the standard
+    error of the difference of the two means; a difference within
+    ``sigmas`` of that is no evidence of a slope. (Random host 354: one
+    window at 1,728 MiB read 8.0 against a six-window mean of 7.4 at 1,920,
+    which priced the 192 MiB between at 3 MiB/s per GiB; the scan kept
+    1.9 GiB it read as much with, and its neighbour read more.) False
+    where no spread is known.
+    """
+    spreads = [x.window_sd() for x in (one, other)]
+    spreads = [sd for sd in spreads if sd is not None]
+    if not spreads:
+        return False
+    error = max(spreads) * (1.0 / one.count + 1.0 / other.count) ** 0.5
+    return abs(one.disk_mb_s - other.disk_mb_s) <= sigmas * error
 
 
 def _read_clearly_less(larger, here, window_reads):

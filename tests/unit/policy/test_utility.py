@@ -569,6 +569,41 @@ class TestMeasurementMemory(testtools.TestCase):
         plan = utility.plan(factory.host([self.taker, dearer]), CFG)
         self.assertIn('(host-measured)', plan.moves[0].reason)
 
+    def test_reads_within_their_windows_spread_price_nothing(self):
+        # One window at 1792 MiB read 1.1 MiB/s, 0.6 more than now: 2.4
+        # MiB/s per GiB between, more than the taker's 1.7: it gives
+        # nothing.
+        def measured(square):
+            return remembering(
+                self.donor, self.seen(1792, 0.0, 64, disk=1.1, count=1),
+                self.seen(2048, 0.0, 64, count=3) + (None, square))
+        steady = measured(0.25)
+        self.assertGreaterEqual(
+            self.deltas(steady).get(self.donor.uuid, 0), 0)
+        # But its windows at 2048 MiB read 0.5 MiB/s on average with a
+        # standard deviation of 1.0 (a mean square of 1.25): a difference
+        # of 0.6 is within one standard error of that (1.0 x (1/1 +
+        # 1/4)^0.5), no evidence of a slope, and the memory goes.
+        spread = measured(1.25)
+        self.assertLess(self.deltas(spread)[self.donor.uuid], 0)
+        here, below = utility.value_curve(spread, CFG).seen[:2]
+        self.assertAlmostEqual(1.0, here.window_sd())
+        self.assertTrue(mrc.within_spread(here, below))
+        self.assertGreater(below.slope_to(here), 0.0)
+
+    def test_a_measurements_spread_is_kept_with_it(self):
+        one = mrc.Seen(2048, 0.0, 64.0, 1000.0, 4.0)
+        self.assertIsNone(one.window_sd())
+        self.assertFalse(mrc.within_spread(one, one))
+        two = one.merged(dataclasses.replace(one, timestamp=1060.0,
+                                             disk_mb_s=6.0), 60.0)
+        self.assertEqual(5.0, two.disk_mb_s)
+        self.assertAlmostEqual(2.0 ** 0.5, two.window_sd())
+        self.assertEqual(two, mrc.Seen.from_list(two.to_list()))
+        self.assertEqual([None, 26.0], two.to_list()[6:])
+        for bad in (-1.0, 'x', float('inf')):
+            self.assertIsNone(mrc.Seen.from_list(two.to_list()[:7] + [bad]))
+
     def test_disk_reads_measured_larger_make_a_taker(self):
         # Its counters value it like the donor (0.11 MiB/s per GiB):
         # nothing moves...
@@ -735,8 +770,9 @@ class TestMeasurementMemory(testtools.TestCase):
         plan = utility.plan(factory.host([self.taker, donor]), CFG)
         [latest, other] = plan.policy_state[donor.uuid][
             utility.STATE_KEY]['seen']
+        # (and the mean square of its four windows' reads: no spread).
         self.assertEqual([2048, round(mean, 4), 896.0, self.now,
-                          0.5, 4], latest)
+                          0.5, 4, None, 0.25], latest)
         self.assertEqual([1536, 2.0, 700.0, self.now - 600, 1.2, 1], other)
         # The mean weighs at most MAX_COUNT measurements.
         many = remembering(self.donor, self.seen(2048, 1.0, 896, count=500))
