@@ -386,7 +386,11 @@ def _history(guest, window, resized, params):
     confirmed, new_phase = mrc.confirmed_at(guest), False
     if not resized:
         if not _refilling(guest, seen, window):
-            kept = mrc.of_this_phase(seen, guest.actual_mb, disk, params)
+            # By more than chance where the host counted the requests
+            # (as without an agent): a workload that changed shape at
+            # about the same reads left a curve no half-rule catches.
+            kept = mrc.of_this_phase(seen, guest.actual_mb, disk, params,
+                                     mrc.requests_in_window(guest))
             new_phase = bool(seen) and not kept
             if new_phase:
                 # Its reads at this size moved: a new workload, whose

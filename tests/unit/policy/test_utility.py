@@ -1028,6 +1028,45 @@ class TestNearMeasurement(testtools.TestCase):
             self.assertNotEqual(64, curve.segments[0][0], read_req_s)
 
 
+class TestPhaseChangeByChance(testtools.TestCase):
+    """Larger sizes that read more than chance allows are of another phase."""
+
+    def curve(self, read_req_s):
+        # It reads 5.05 MiB/s at 512 MiB, most of it refaults: a hot set
+        # larger than its cache. At 704 and 1,152 MiB it read 5.9, ten
+        # windows each, when it read a uniform range of 32 GiB.
+        guest = factory.guest(2, actual_mb=512, active_mb=64,
+                              inactive_mb=64, read_mb_s=5.05,
+                              refault_s=factory.pages_s(3.2),
+                              activate_s=factory.pages_s(0.5))
+        now = guest.sample.timestamp
+        guest = dataclasses.replace(
+            guest, host_io=host_io.HostIo(
+                window_s=60.0, start_mb=512, end_mb=512, read_mb_s=5.05,
+                read_req_s=read_req_s),
+            policy_state={utility.STATE_KEY: {'seen': [
+                [512, 5.2, 128, now - 60, 5.2, 10],
+                [704, 0.2, 600, now - 900, 5.94, 10],
+                [1152, 0.1, 160, now - 1200, 5.83, 10]],
+                'confirmed_at': now - 60}})
+        return utility.value_curve(guest, CFG)
+
+    def test_reads_more_with_more_by_more_than_chance_drop(self):
+        # 300 requests a window, ten windows each: 0.9 MiB/s more at 704
+        # MiB is about six standard deviations of chance, though less
+        # than half its reads. The old workload's flat curve no longer
+        # prices growing (random host 1067 kept its guest at 512 MiB for
+        # 80 minutes on it, and read 2.1x static).
+        sizes = [x.size_mb for x in self.curve(5.0).seen]
+        self.assertEqual([512], sizes)
+        self.assertGreater(self.curve(5.0).density_at(0)[0], 0.0)
+        # Without the host's count of requests, only moves of more than
+        # half the reads tell.
+        self.assertEqual([512, 704, 1152],
+                         [x.size_mb for x in self.curve(0.0).seen])
+        self.assertEqual(0.0, self.curve(0.0).density_at(0)[0])
+
+
 class TestProbe(testtools.TestCase):
     """Where measured reads say more than the counters: one granule."""
 
