@@ -512,6 +512,21 @@ def remembering(g, *entries):
         utility.STATE_KEY: {'seen': [list(e) for e in entries]}})
 
 
+def host_counted(g, reads, entries):
+    """``g`` with the host's reads at its size and ``entries`` measured.
+
+    ``reads``: (MiB/s, requests/s) the host counted in the last window,
+    which bore ``entries`` out.
+    """
+    read_mb_s, read_req_s = reads
+    return dataclasses.replace(
+        g, host_io=host_io.HostIo(
+            window_s=60.0, start_mb=g.actual_mb, end_mb=g.actual_mb,
+            read_mb_s=read_mb_s, read_req_s=read_req_s),
+        policy_state={utility.STATE_KEY: {
+            'seen': entries, 'confirmed_at': g.sample.timestamp - 60}})
+
+
 class TestMeasurementMemory(testtools.TestCase):
     """Measurements kept per size in the guests' policy state."""
 
@@ -1001,15 +1016,9 @@ class TestNearMeasurement(testtools.TestCase):
         guest = factory.guest(2, read_mb_s=1.0, refault_s=factory.pages_s(
             1.0))
         now = guest.sample.timestamp
-        guest = dataclasses.replace(
-            guest, host_io=host_io.HostIo(
-                window_s=60.0, start_mb=2048, end_mb=2048, read_mb_s=1.0,
-                read_req_s=read_req_s),
-            policy_state={utility.STATE_KEY: {'seen': [
-                [2048, 0.0, 64, now - 120, 1.0, 9],
-                [2112, 0.0, 64, now - 700, 0.5, 10]],
-                'confirmed_at': now - 60}})
-        return utility.value_curve(guest, CFG)
+        return utility.value_curve(host_counted(guest, (1.0, read_req_s), [
+            [2048, 0.0, 64, now - 120, 1.0, 9],
+            [2112, 0.0, 64, now - 700, 0.5, 10]]), CFG)
 
     def test_enough_requests_price_the_step(self):
         # 960 requests a window: the halving is many times the noise, and
@@ -1040,16 +1049,10 @@ class TestPhaseChangeByChance(testtools.TestCase):
                               refault_s=factory.pages_s(3.2),
                               activate_s=factory.pages_s(0.5))
         now = guest.sample.timestamp
-        guest = dataclasses.replace(
-            guest, host_io=host_io.HostIo(
-                window_s=60.0, start_mb=512, end_mb=512, read_mb_s=5.05,
-                read_req_s=read_req_s),
-            policy_state={utility.STATE_KEY: {'seen': [
-                [512, 5.2, 128, now - 60, 5.2, 10],
-                [704, 0.2, 600, now - 900, 5.94, 10],
-                [1152, 0.1, 160, now - 1200, 5.83, 10]],
-                'confirmed_at': now - 60}})
-        return utility.value_curve(guest, CFG)
+        return utility.value_curve(host_counted(guest, (5.05, read_req_s), [
+            [512, 5.2, 128, now - 60, 5.2, 10],
+            [704, 0.2, 600, now - 900, 5.94, 10],
+            [1152, 0.1, 160, now - 1200, 5.83, 10]]), CFG)
 
     def test_reads_more_with_more_by_more_than_chance_drop(self):
         # 300 requests a window, ten windows each: 0.9 MiB/s more at 704
