@@ -35,7 +35,8 @@ NEAR_SIGMAS = 5.0
 # A difference of reads between two sizes within this many standard errors
 # of the windows' own spread there is no slope (see within_spread): one is
 # enough to stop single windows of a scan's wrap pricing memory; two left
-# slopes the curve needed unpriced (700 random hosts: 8.7 GiB more read).
+# slopes the curve needed unpriced (more read on 700 random hosts, see
+# doc/source/lab.rst, Stop 59).
 SPREAD_SIGMAS = 1.0
 # How far, in cache sizes beyond its file LRU, a guest's kernel remembers
 # evicted pages: mm/workingset.c lets shadow nodes reach an eighth of the
