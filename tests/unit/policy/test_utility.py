@@ -1060,14 +1060,15 @@ class TestPhaseChangeByChance(testtools.TestCase):
         # than half its reads. The old workload's flat curve no longer
         # prices growing (random host 1067 kept its guest at 512 MiB for
         # 80 minutes on it, and read 2.1x static).
-        sizes = [x.size_mb for x in self.curve(5.0).seen]
-        self.assertEqual([512], sizes)
-        self.assertGreater(self.curve(5.0).density_at(0)[0], 0.0)
+        counted = self.curve(5.0)
+        self.assertEqual([512], [x.size_mb for x in counted.seen])
+        self.assertGreater(counted.density_at(0)[0], 0.0)
         # Without the host's count of requests, only moves of more than
         # half the reads tell.
+        uncounted = self.curve(0.0)
         self.assertEqual([512, 704, 1152],
-                         [x.size_mb for x in self.curve(0.0).seen])
-        self.assertEqual(0.0, self.curve(0.0).density_at(0)[0])
+                         [x.size_mb for x in uncounted.seen])
+        self.assertEqual(0.0, uncounted.density_at(0)[0])
 
 
 class TestProbe(testtools.TestCase):
