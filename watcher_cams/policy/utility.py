@@ -256,7 +256,8 @@ def _tie_allowed(taker, donor, amounts_mb, params):
         # An idle guest's memory is kept for its return, unless a taker
         # uses it now; one that has not filled what it has does not.
         return False
-    if _free_outlasts_memory(taker, params):
+    if _free_outlasts_memory(taker, params) or _measured_flat_above(
+            taker, amounts_mb[0]):
         return False
     if taker.disk_mb_s / amounts_mb[0] <= threshold:
         # It cannot save more than it reads.
@@ -299,6 +300,27 @@ def _free_outlasts_memory(taker, params):
     """
     return taker.free_mb > max(params.granule_mb,
                                taker.disk_mb_s * params.memory_s)
+
+
+def _measured_flat_above(taker, amount_mb):
+    """Whether the host measured the taker read as much ``amount_mb`` up.
+
+    At a size that much larger or more, as much or within the spread of
+    the two measurements: its reads do not fall over the step, so the
+    step saves nothing, whatever its counters claim. (Random host 1355: a
+    scan of 1.8 GiB read 8.0 MiB/s at 1,600 MiB and at 1,728; its
+    refaults took back, every five minutes, the 128 MiB the host's reads
+    had moved to a neighbour that read less with them.) A measurement
+    within the step says nothing of it: a scan's cliff may lie beyond.
+    Nor does one window: a scan's window reads part of its period (random
+    host 261: one at 2,240 MiB read 3.35 MiB/s, then two more than 0.6
+    apart at 1,984; the scan fitted at 2,112).
+    """
+    here = taker.reads_here
+    return here is not None and any(
+        x.size_mb >= here.size_mb + amount_mb and x.count >= 2
+        and (x.disk_mb_s >= here.disk_mb_s or mrc.within_spread(x, here))
+        for x in taker.seen)
 
 
 def _filling_what_it_was_given(curve):

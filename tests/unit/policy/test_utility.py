@@ -216,6 +216,27 @@ class TestUtilityPlan(testtools.TestCase):
         self.assertEqual([], utility.plan(factory.host([fits, streams]),
                                           CFG).moves)
 
+    def test_no_tie_toward_a_size_measured_to_read_as_much(self):
+        # Its counters say it re-reads its cache; the host measured it
+        # reading 1 MiB/s at this size and 512 MiB larger alike (three
+        # windows each): the step it would take (512 MiB) saves nothing.
+        streams = factory.guest(2, active_mb=100, inactive_mb=1692,
+                                read_since_boot_mb=20000)
+        rereads = factory.guest(1, active_mb=1500, inactive_mb=292,
+                                read_mb_s=1.0)
+        now = rereads.sample.timestamp
+
+        def measured_larger(disk_mb_s):
+            return remembering(
+                rereads, (2048, 0.0, 256, now - 120, 1.0, 3, None, 1.01),
+                (2560, 0.0, 256, now - 600, disk_mb_s, 3, None,
+                 disk_mb_s ** 2 + 0.01))
+        self.assertEqual([], utility.plan(factory.host(
+            [measured_larger(1.0), streams]), CFG).moves)
+        # Where it read clearly less there, the tie is broken as before.
+        self.assertTrue(utility.plan(factory.host(
+            [measured_larger(0.5), streams]), CFG).moves)
+
     def test_a_first_pass_keeps_its_memory_in_a_tie(self):
         # It has read 3 GiB since it booted, re-read none of it and hits
         # nothing in its cache: a scan whose reuse has not come round yet
