@@ -50,6 +50,8 @@ class ValueCurve:
     idle_since: float = None
     # When a clean window last bore out its measurements (mrc.confirmed_at).
     confirmed_at: float = None
+    # When its reads last showed a new workload (mrc.phase_at), or None.
+    phase_at: float = None
     # A grow still echoing in its rates, to check once it no longer does
     # (grow_check.pending), or None.
     grow_pending: tuple = None
@@ -301,7 +303,7 @@ def value_curve(guest, cfg, params):
         idle_since=idle, confirmed_at=confirmed, dormant=past.dormant,
         resumed_from=resumed, priced_below=released > 0,
         refault_mb_s=refault, activate_mb_s=activate, quiet=quiet,
-        activated_base=past.activated_base,
+        activated_base=past.activated_base, phase_at=past.phase_at,
         **_given_back_fields(guest, disk, quiet, params), **_cache_fields(
             guest, (cfg, params), r, (disk, filling, free_mb, reach),
             max(unread, step_mb(guest, cfg, free_mb) if quiet else 0.0)))
@@ -363,6 +365,8 @@ class _History:
     grow: tuple = (None, None)
     # Pages the guest had activated when its workload began (stale_active).
     activated_base: int = None
+    # When its reads last showed a new workload (mrc.phase_at).
+    phase_at: float = None
 
 
 def _history(guest, window, resized, params):
@@ -402,7 +406,8 @@ def _history(guest, window, resized, params):
     seen, grow = _grow_checked(guest, seen, (window, resized), params)
     base = stale_active.base(guest, guest.policy_state.get(mrc.STATE_KEY),
                              (new_phase, resized < 0))
-    return _History(seen, (), idle, confirmed, reach, grow, base)
+    phase = guest.sample.timestamp if new_phase else mrc.phase_at(guest)
+    return _History(seen, (), idle, confirmed, reach, grow, base, phase)
 
 
 def _refilling(guest, seen, window):

@@ -202,6 +202,15 @@ def confirmed_at(guest):
     return _state_time(guest, 'confirmed_at')
 
 
+def phase_at(guest):
+    """When the guest's reads last showed a new workload, or None.
+
+    Set by cache_value for a window whose reads :func:`of_this_phase`
+    found of another workload than every measurement kept before it.
+    """
+    return _state_time(guest, 'phase_at')
+
+
 def _state_time(guest, key):
     """A time the policy state recorded, if sane (not later than now)."""
     state = guest.policy_state.get(STATE_KEY)

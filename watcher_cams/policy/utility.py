@@ -368,6 +368,8 @@ def _remember(host, curves):
         given_back.remember(state, c)
         if c.confirmed_at is not None:
             state['confirmed_at'] = c.confirmed_at
+        if c.phase_at is not None:
+            state['phase_at'] = c.phase_at
         if c.resumed_from is not None:
             state['resumed_from'] = c.resumed_from
         if not (c.resized or c.filling or c.idle_since is not None):

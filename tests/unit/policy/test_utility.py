@@ -1217,6 +1217,39 @@ class TestProbe(testtools.TestCase):
                                    activate_s=factory.pages_s(0.1))
         self.assertEqual([], self.plan(stream).moves)
 
+    def test_a_new_workload_reading_like_a_stream_is_probed_once(self):
+        # The stream above, beside a neighbour whose cache is in use (0.11
+        # MiB/s per GiB): not probed while it has read like that since it
+        # started, as a reader over a terabyte does.
+        stream = factory.guest(1, actual_mb=384, active_mb=0,
+                               inactive_mb=128, read_mb_s=4.0,
+                               read_since_boot_mb=40000)
+        self.assertEqual([], self.plan(stream).moves)
+        # Two minutes ago it read 0.5 MiB/s at this size: a new workload.
+        # The step costs the neighbour 0.09 MiB/s, less than a twentieth
+        # of the 4 it may save.
+        changed = remembering(stream, (384, 0.0, 64, self.now - 120, 0.5, 3))
+        plan = self.plan(changed)
+        moves = {m.instance: m for m in plan.moves}
+        self.assertEqual(768, moves[stream.uuid].delta_mb)
+        self.assertIn('too small to show a re-read',
+                      moves[stream.uuid].reason)
+        self.assertEqual(self.now, plan.policy_state[stream.uuid][
+            utility.STATE_KEY]['phase_at'])
+
+        def began(age_s):
+            return dataclasses.replace(stream, policy_state={
+                utility.STATE_KEY: {'phase_at': self.now - age_s}})
+        self.assertTrue(self.plan(began(1800)).moves)
+        # Once the larger size it was probed at is forgotten, so is its
+        # workload's start: no second probe.
+        self.assertEqual([], self.plan(began(1801)).moves)
+        # Nor from a neighbour the step would cost more (1.3 MiB/s).
+        self.other = factory.guest(2, read_mb_s=2.0,
+                                   refault_s=factory.pages_s(2.0),
+                                   activate_s=factory.pages_s(1.5))
+        self.assertEqual([], self.plan(changed).moves)
+
     def test_a_probe_takes_what_a_donor_can_give(self):
         # The step is a quarter of the scan's cache (448 MiB); the only
         # donor keeps its active list and may give 164 MiB: the probe
