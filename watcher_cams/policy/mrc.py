@@ -324,26 +324,51 @@ def _capped_by_step_below(guest, segments, seen):
     At the nearest smaller measured size the counters valued the memory
     above it; the host then measured what growing over it saved. When
     that is far less than they promised (less than 1/WITNESS_SLACK of it,
-    give or take NOISE_SHARE of the reads), the guest's counters do not
-    agree with the host's reads: they may value its memory, here and at
-    the sizes they were kept for, no higher than the host measured.
+    give or take the noise of the two measurements), the guest's counters
+    do not agree with the host's reads: they may value its memory, here
+    and at the sizes they were kept for, no higher than the host measured.
+    The noise: NOISE_SHARE of the reads for a step of EMPIRICAL_REACH_MB or
+    more; for a nearer one, only where the host counted the requests, the
+    larger of their chance (NEAR_SIGMAS) and the windows' spread.
     """
     here = seen[0]
-    below = [x for x in seen[1:]
-             if x.size_mb <= guest.actual_mb - EMPIRICAL_REACH_MB]
-    if here.size_mb != guest.actual_mb or not below:
+    if here.size_mb != guest.actual_mb:
         return seen, segments
-    nearest = max(below, key=lambda x: x.size_mb)
-    promised = nearest.density * min(here.size_mb - nearest.size_mb,
-                                     nearest.length_mb)
-    saved = nearest.disk_mb_s - here.disk_mb_s
-    if saved >= promised / WITNESS_SLACK - NOISE_SHARE * nearest.disk_mb_s:
-        return seen, segments
-    slope = nearest.slope_to(here)
-    return (tuple(dataclasses.replace(x, density=min(x.density, slope))
-                  for x in seen),
-            tuple((length, min(density, slope))
-                  for length, density in segments))
+    for nearest, noise in _steps_below(guest, seen):
+        promised = nearest.density * min(here.size_mb - nearest.size_mb,
+                                         nearest.length_mb)
+        saved = nearest.disk_mb_s - here.disk_mb_s
+        if saved < promised / WITNESS_SLACK - noise:
+            slope = nearest.slope_to(here)
+            return (tuple(dataclasses.replace(x, density=min(x.density,
+                                                             slope))
+                          for x in seen),
+                    tuple((length, min(density, slope))
+                          for length, density in segments))
+    return seen, segments
+
+
+def _steps_below(guest, seen):
+    """(nearest smaller measurement, the noise of its step) to weigh.
+
+    See _capped_by_step_below: the nearest EMPIRICAL_REACH_MB or more
+    below, then the nearest of all where the host counted the requests.
+    """
+    here = seen[0]
+    below = [x for x in seen[1:] if x.size_mb < here.size_mb]
+    far = [x for x in below
+           if x.size_mb <= here.size_mb - EMPIRICAL_REACH_MB]
+    if far:
+        nearest = max(far, key=lambda x: x.size_mb)
+        yield nearest, NOISE_SHARE * nearest.disk_mb_s
+    requests = requests_in_window(guest)
+    near = [x for x in below if x not in far]
+    if near and requests:
+        nearest = max(near, key=lambda x: x.size_mb)
+        chance = nearest.disk_mb_s * read_noise_share(
+            nearest, here, requests, NEAR_SIGMAS)
+        yield nearest, max(chance, SPREAD_SIGMAS * (
+            spread_error(nearest, here) or 0.0))
 
 
 def _witnessed(here, larger, refault_mb_s, lru_mb):
@@ -399,12 +424,23 @@ def within_spread(one, other, sigmas=SPREAD_SIGMAS):
     1.9 GiB it read as much with, and its neighbour read more.) False
     where no spread is known.
     """
+    error = spread_error(one, other)
+    if error is None:
+        return False
+    return abs(one.disk_mb_s - other.disk_mb_s) <= sigmas * error
+
+
+def spread_error(one, other):
+    """Standard error of two measurements' difference from their spread.
+
+    The larger of their windows' standard deviations (Seen.window_sd),
+    for the two means; None where neither averaged two windows.
+    """
     spreads = [x.window_sd() for x in (one, other)]
     spreads = [sd for sd in spreads if sd is not None]
     if not spreads:
-        return False
-    error = max(spreads) * (1.0 / one.count + 1.0 / other.count) ** 0.5
-    return abs(one.disk_mb_s - other.disk_mb_s) <= sigmas * error
+        return None
+    return max(spreads) * (1.0 / one.count + 1.0 / other.count) ** 0.5
 
 
 def _read_clearly_less(larger, here, window_reads):

@@ -226,16 +226,25 @@ class TestUtilityPlan(testtools.TestCase):
                                 read_mb_s=1.0)
         now = rereads.sample.timestamp
 
-        def measured_larger(disk_mb_s):
+        def measured_larger(disk_mb_s, *further):
             return remembering(
                 rereads, (2048, 0.0, 256, now - 120, 1.0, 3, None, 1.01),
                 (2560, 0.0, 256, now - 600, disk_mb_s, 3, None,
-                 disk_mb_s ** 2 + 0.01))
+                 disk_mb_s ** 2 + 0.01), *further)
         self.assertEqual([], utility.plan(factory.host(
             [measured_larger(1.0), streams]), CFG).moves)
-        # Where it read clearly less there, the tie is broken as before.
+        # Where it read clearly less there, the tie is broken as before;
+        # or further up (then the step may save what lies between).
         self.assertTrue(utility.plan(factory.host(
             [measured_larger(0.5), streams]), CFG).moves)
+        further = (3072, 0.0, 256, now - 900, 0.5, 3, None, 0.26)
+        self.assertTrue(utility.plan(factory.host(
+            [measured_larger(1.0, further), streams]), CFG).moves)
+        # One window says nothing of it: a scan's reads part of its period.
+        once = (2560, 0.0, 256, now - 600, 1.0, 1)
+        self.assertTrue(utility.plan(factory.host([remembering(
+            rereads, (2048, 0.0, 256, now - 120, 1.0, 3, None, 1.01), once),
+            streams]), CFG).moves)
 
     def test_a_first_pass_keeps_its_memory_in_a_tie(self):
         # It has read 3 GiB since it booted, re-read none of it and hits
@@ -626,6 +635,36 @@ class TestMeasurementMemory(testtools.TestCase):
         self.assertAlmostEqual(1.0, here.window_sd())
         self.assertTrue(mrc.within_spread(here, below))
         self.assertGreater(below.slope_to(here), 0.0)
+
+    def test_counters_a_near_step_belied_where_the_host_counted(self):
+        # Every read a refault, every refault activated: its counters
+        # value its memory at 8 MiB/s per GiB of its active list. 192 MiB
+        # smaller it read as much, 8.0 MiB/s in each of three windows.
+        scan = factory.guest(1, read_mb_s=8.0, refault_s=factory.pages_s(8.0),
+                             activate_s=factory.pages_s(8.0))
+        entries = [[2048, 8.0, 1024, self.now - 60, 8.0, 3, None, 64.0],
+                   [1856, 8.0, 1024, self.now - 400, 8.0, 3, None, 64.0]]
+        curve = utility.value_curve(host_counted(scan, (8.0, 0.0), entries),
+                                    CFG)
+        self.assertGreater(curve.loss_density * 1024, 7.0)
+        # A step that near is noise, unless the host counted the window's
+        # requests: 120,000 of them, whose chance could not hide the 0.75
+        # MiB/s (half of what the counters promised) the step did not
+        # save. What the host measured prices the memory.
+        curve = utility.value_curve(host_counted(
+            scan, (8.0, 2000.0), entries), CFG)
+        self.assertEqual(0.0, curve.loss_density)
+        # 1,200 would have hidden it: five standard deviations of their
+        # chance are 0.88 MiB/s.
+        curve = utility.value_curve(host_counted(scan, (8.0, 20.0), entries),
+                                    CFG)
+        self.assertGreater(curve.loss_density * 1024, 7.0)
+        # So would windows that read 2 MiB/s apart (a standard error of
+        # 1.5 MiB/s for the difference of the two means).
+        entries[0][7] = 68.0
+        curve = utility.value_curve(host_counted(
+            scan, (8.0, 2000.0), entries), CFG)
+        self.assertGreater(curve.loss_density * 1024, 7.0)
 
     def test_a_measurements_spread_is_kept_with_it(self):
         one = mrc.Seen(2048, 0.0, 64.0, 1000.0, 4.0)
