@@ -305,18 +305,17 @@ def _free_outlasts_memory(taker, params):
 def _measured_flat_above(taker, amount_mb):
     """Whether the host measured the taker read as much ``amount_mb`` up.
 
-    At every size that much larger or more where it was measured, as much
-    or within the spread of the two measurements: its reads do not fall
-    over the step, so the step saves nothing, whatever its counters claim
-    (one that read less further up says the step may: random seed 10, a
-    uniform reader's noisy window 192 MiB up). (Random host 1355: a
-    scan of 1.8 GiB read 8.0 MiB/s at 1,600 MiB and at 1,728; its
-    refaults took back, every five minutes, the 128 MiB the host's reads
-    had moved to a neighbour that read less with them.) A measurement
-    within the step says nothing of it: a scan's cliff may lie beyond.
-    Nor does one window: a scan's window reads part of its period (random
-    host 261: one at 2,240 MiB read 3.35 MiB/s, then two more than 0.6
-    apart at 1,984; the scan fitted at 2,112).
+    At every size that much larger or more where it was measured over two
+    windows or more, as much or within the spread of the two measurements:
+    its reads do not fall over the step, so the step saves nothing,
+    whatever its counters claim. Random host 1355: a scan of 1.8 GiB read
+    8.0 MiB/s at 1,600 MiB and at 1,728; its refaults took back, every five
+    minutes, the 128 MiB the host's reads had moved to a neighbour that
+    read less with them. Not from a measurement within the step (a scan's
+    cliff may lie beyond it), nor from one window (it reads part of a
+    scan's period: random host 261, one at 2,240 MiB read 3.35 MiB/s and
+    the scan fitted at 2,112), nor where one further up read clearly less
+    (random seed 10: a uniform reader's noisy windows 192 MiB up).
     """
     here = taker.reads_here
     if here is None:
