@@ -9,6 +9,7 @@ See :mod:`watcher_cams.policy.utility` and doc/source/strategies.rst.
 import dataclasses
 import math
 
+from watcher_cams.policy import cliff_trade
 from watcher_cams.policy import first_reuse
 from watcher_cams.policy import given_back
 from watcher_cams.policy import grow_check
@@ -111,6 +112,9 @@ class ValueCurve:
     # A scan that fits: (the size below which it no longer does, the MiB/s
     # it then reads), once it prices the curve (first_reuse.held_cliff).
     held_cliff: tuple = None
+    # A fitted scan's memory traded below its cliff: (the cliff, MiB/s it
+    # reads below it), until it holds it again (cliff_trade.remembered).
+    traded: tuple = None
 
     def density_at(self, offset_mb):
         return mrc.segment_at(self.segments, offset_mb)
@@ -304,6 +308,7 @@ def value_curve(guest, cfg, params):
         resumed_from=resumed, priced_below=released > 0,
         refault_mb_s=refault, activate_mb_s=activate, quiet=quiet,
         activated_base=past.activated_base, phase_at=past.phase_at,
+        traded=cliff_trade.remembered(guest, disk),
         **_given_back_fields(guest, disk, quiet, params), **_cache_fields(
             guest, (cfg, params), r, (disk, filling, free_mb, reach),
             max(unread, step_mb(guest, cfg, free_mb) if quiet else 0.0)))

@@ -54,7 +54,8 @@ def priced(host, cfg, params, curves):
         if held[u] is not None:
             out[u] = dataclasses.replace(c, held_cliff=held[u])
             continue
-        block = _scan_block(host.guest(u), params, c)
+        block = (_scan_block(host.guest(u), params, c)
+                 or _traded_block(params, c))
         if block is not None and block.cliff_mb > _reachable_mb(
                 host, cfg, block, u, held):
             block = _saving_nothing(block, params)
@@ -124,6 +125,24 @@ def _scan_block(guest, params, curve):
         segments = ((fits_mb - curve.size_mb, density),) + segments
     return dataclasses.replace(curve, segments=segments,
                                loss_density=density, cliff_mb=fits_mb)
+
+
+def _traded_block(params, curve):
+    """``curve`` priced as the scan whose memory it traded, or None.
+
+    Its cliff and its reads below it (cliff_trade.remembered), as
+    :func:`_scan_block` prices a cliff its first re-read placed: a scan
+    shrunk far below its reach soon reads as a stream, and a window its
+    host cache served made it look like a new workload.
+    """
+    if curve.traded is None:
+        return None
+    fits_mb, reads_mb_s = curve.traded
+    density = reads_mb_s / (fits_mb - curve.size_mb)
+    return dataclasses.replace(
+        curve, segments=((fits_mb - curve.size_mb, density),
+                         (params.min_segment_mb, 0.0)),
+        loss_density=density, cliff_mb=fits_mb)
 
 
 def _past_its_shadows(curve, guest):

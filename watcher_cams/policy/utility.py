@@ -18,16 +18,19 @@ tries in turn:
    beats the loss by ``value_band`` (relative) and ``min_value`` (MiB/s
    per GiB): with a large enough step this lands where paper mode creeps
    in fixed steps, and the next cycle re-measures.
-2. A probe (:func:`probes.probe`): one bounded step toward a guest whose
+2. A trade (:mod:`cliff_trade`): a fitted scan's memory above its floor
+   in one move, to the taker that saves more with it than the scan reads
+   below its cliff, which granule by granule is never reached.
+3. A probe (:func:`probes.probe`): one bounded step toward a guest whose
    measured reads fell more per MiB than its counters say, or whose reads
    are all refaults beyond its active list, measured next cycle; toward a
    stream too small to show a re-read (:func:`probes.stream_probe`); or
    all a scan lacks to its placed cliff, from donors' active lists
    (:func:`cliff_probe.cliff_probe`), which only a measurement prices.
-3. A tie broken by paper mode's steps (:func:`_tie_break`), where the
+4. A tie broken by paper mode's steps (:func:`_tie_break`), where the
    counters cannot tell guests apart, only toward a guest that reads from
    disk and never from a donor whose zero value is not evidence yet.
-4. A wide probe (:func:`probes.wide_probe`): memory nobody was seen to use,
+5. A wide probe (:func:`probes.wide_probe`): memory nobody was seen to use,
    in one step, toward a guest without an agent whose probes measured no
    fall (a cliff further than a step).
 
@@ -41,6 +44,7 @@ import dataclasses
 from watcher_cams.policy import cache_value
 from watcher_cams.policy import cams
 from watcher_cams.policy import cliff_probe
+from watcher_cams.policy import cliff_trade
 from watcher_cams.policy import exchange
 from watcher_cams.policy import first_reuse
 from watcher_cams.policy import given_back
@@ -356,6 +360,21 @@ def _grown_worse(host, cfg, curves):
             if mb < host.guest(u).actual_mb}
 
 
+def _traded(host, cfg, params, market, states):
+    """(delta, saved, measured) of a fitted scan's trade, or None.
+
+    ``market``: (curves, what each guest may take). The scan that gives
+    keeps what it traded in its policy state (``states``).
+    """
+    curves, up = market
+    found = cliff_trade.trade(host, cfg, params, curves, up,
+                              lambda c, u: _moves(host, cfg, params, c, u))
+    if found is None:
+        return None
+    states[found.donor][STATE_KEY][cliff_trade.STATE_KEY] = list(found.cliff)
+    return found.delta, found.saved, found.measured
+
+
 def _remember(host, curves):
     """Policy state: measurements (this cycle's too), size, last resize."""
     states = {}
@@ -374,6 +393,8 @@ def _remember(host, curves):
             state['confirmed_at'] = c.confirmed_at
         if c.phase_at is not None:
             state['phase_at'] = c.phase_at
+        if c.traded is not None:
+            state[cliff_trade.STATE_KEY] = list(c.traded)
         if c.resumed_from is not None:
             state['resumed_from'] = c.resumed_from
         if not (c.resized or c.filling or c.idle_since is not None):
@@ -400,6 +421,10 @@ def plan(host: model.HostView, cfg: guards.GuardConfig,
         host, cfg, params, scan_cliffs.priced(host, cfg, params, curves), up)
     delta, saved, measured = _moves(host, cfg, params, curves, up)
     grown_worse = _grown_worse(host, cfg, curves)
+    if not any(delta.values()) and not grown_worse:
+        delta, saved, measured = _traded(
+            host, cfg, params, (curves, up), states) or (
+                delta, saved, measured)
     if not any(delta.values()) and not grown_worse:
         rooms = _donor_rooms(host, cfg, curves, up)
         other = (probes.probe(host, cfg, params, curves, rooms)

@@ -1,0 +1,109 @@
+import dataclasses
+
+import testtools
+
+from tests.unit import factory
+from watcher_cams.policy import cliff_trade
+from watcher_cams.policy import guards
+from watcher_cams.policy import scan_cliffs
+from watcher_cams.policy import utility
+
+CFG = guards.GuardConfig()
+
+
+def fitted(actual_mb=2816):
+    """A confirmed 2,500 MiB scan that fits (its cliff: 2,756 MiB).
+
+    It reads nothing; measured at 2,048 MiB it read 2 MiB/s.
+    """
+    guest = factory.guest(3, actual_mb=actual_mb, active_mb=2400,
+                          inactive_mb=160, read_since_boot_mb=40000)
+    return dataclasses.replace(guest, policy_state={
+        utility.STATE_KEY: {'reuse_mb': 2500, 'scanned_mb': 2500,
+                            'seen': [[2048, 0.0, 64, 900.0, 2.0, 3]]}})
+
+
+def short(read_mb_s):
+    """A guest that re-reads all it reads within its 896 MiB active list.
+
+    Its refaults are all activated: its next 896 MiB save all it reads.
+    """
+    return factory.guest(1, actual_mb=2048, max_mb=4096, active_mb=896,
+                         inactive_mb=896, read_mb_s=read_mb_s,
+                         refault_s=factory.pages_s(read_mb_s),
+                         activate_s=factory.pages_s(read_mb_s),
+                         read_since_boot_mb=40000)
+
+
+class TestCliffTrade(testtools.TestCase):
+    def moves(self, *guests):
+        host = factory.host(guests, ram_mb=sum(g.actual_mb for g in guests))
+        return {m.instance: m for m in utility.plan(host, CFG).moves}
+
+    def test_a_fitted_scan_gives_its_block_where_others_save_more(self):
+        # Its first 64 MiB below its cliff cost all its 2 MiB/s (32 per
+        # GiB), more than the taker's next MiB saves (6 MiB/s over 896
+        # MiB, 6.9 per GiB): granule by granule nothing moves. All it
+        # holds above its floor, against its 2 MiB/s, is worth it.
+        scan, taker = fitted(), short(6.0)
+        moves = self.moves(scan, taker)
+        self.assertEqual(896, moves[taker.uuid].delta_mb)
+        self.assertEqual(-896, moves[scan.uuid].delta_mb)
+        self.assertIn('host-measured', moves[scan.uuid].reason)
+
+    def test_not_for_less_than_its_reads_at_the_cliff(self):
+        # The taker would save 2 MiB/s: no more than the scan would read.
+        self.assertEqual({}, self.moves(fitted(), short(2.0)))
+
+    def test_not_while_it_has_slack_above_its_cliff(self):
+        # 316 MiB above its cliff: water-filling takes that, at the slope
+        # measured, and the trade waits for the next cycle.
+        moves = self.moves(fitted(3072), short(6.0))
+        self.assertEqual(-256, moves[fitted().uuid].delta_mb)
+
+
+def traded(read_mb_s, actual_mb=1024, record=(2756, 2.0)):
+    """A scan that traded its memory: it reads as a stream now."""
+    guest = factory.guest(3, actual_mb=actual_mb, read_mb_s=read_mb_s,
+                          read_since_boot_mb=40000)
+    return dataclasses.replace(guest, policy_state={
+        utility.STATE_KEY: {cliff_trade.STATE_KEY: list(record)}})
+
+
+class TestTraded(testtools.TestCase):
+    def test_the_scan_that_gave_keeps_its_cliff_in_its_state(self):
+        scan = fitted()
+        host = factory.host([scan, short(6.0)], ram_mb=2816 + 2048)
+        state = utility.plan(host, CFG).policy_state[scan.uuid]
+        self.assertEqual([2756, 2.0],
+                         state[utility.STATE_KEY][cliff_trade.STATE_KEY])
+
+    def test_kept_while_it_lacks_its_cliff_and_reads(self):
+        self.assertEqual((2756.0, 2.0), cliff_trade.remembered(
+            traded(2.0), 2.0))
+        # A window its host cache served half of: still that scan.
+        self.assertEqual((2756.0, 2.0), cliff_trade.remembered(
+            traded(1.0), 1.0))
+
+    def test_gone_once_it_fits_again_or_stops_reading(self):
+        self.assertIsNone(cliff_trade.remembered(
+            traded(2.0, actual_mb=2816), 2.0))
+        self.assertIsNone(cliff_trade.remembered(traded(0.1), 0.1))
+
+    def test_junk_is_dropped(self):
+        for junk in (None, 'x', [1], ['a', 2], [float('nan'), 2.0],
+                     [1e12, 2.0], [2756, -1.0]):
+            guest = dataclasses.replace(traded(2.0), policy_state={
+                utility.STATE_KEY: {cliff_trade.STATE_KEY: junk}})
+            self.assertIsNone(cliff_trade.remembered(guest, 2.0), junk)
+
+    def test_it_prices_what_it_lacks_as_a_placed_cliff(self):
+        # Nothing of its reach left: its refaults alone would spread its
+        # reads over all its shadow entries reach. The record prices the
+        # 1,732 MiB it lacks at its 2 MiB/s.
+        guest = traded(2.0)
+        curve = scan_cliffs.priced(
+            factory.host([guest]), CFG, utility.UtilityParams(),
+            {guest.uuid: utility.value_curve(guest, CFG)})[guest.uuid]
+        self.assertEqual(2756, curve.cliff_mb)
+        self.assertAlmostEqual(2.0, curve.gain(1732))

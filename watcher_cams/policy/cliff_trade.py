@@ -1,0 +1,134 @@
+"""A fitted scan's whole memory, traded at once where others save more.
+
+A scan that fits (first_reuse.held_cliff) loses all its reads with the
+first MiB taken below its cliff and nothing more with the rest: its loss
+is a step, not a slope. Utility's water-filling prices what a donor gives
+granule by granule, so such a scan's first granule carries its whole
+cliff, no single taker's next granule beats it, and the exchange that
+pays (all the scan holds above its floor, against all it would read) is
+never reached. This is the knapsack choice the oracle makes: random host
+1384 kept a 921 MiB scan fitted at 1,216 MiB while a 1,331 MiB scan
+beside it, 256 MiB short of fitting, read three times as much.
+
+Here the whole block is offered at no loss per MiB to one taker at a
+time, which takes it by its curve's hull as water-filling would, and the
+trade is made only when what that saves (no more than the taker reads)
+beats the scan's reads at its cliff (measured by the host at a smaller
+size) by ``value_band``, plus ``min_value`` per MiB.
+The scan then reads below its cliff. What it traded stays in its policy
+state (:data:`STATE_KEY`) until it holds its cliff again or stops reading,
+and prices what it lacks as a scan whose cliff is placed (scan_cliffs):
+memory that frees up later comes back to it, even once a window its host
+cache served, or a shrink's echo, made it look like a new workload and
+its reach went (random host 851). A trade back needs the same margin the
+other way, so the two do not swap back and forth.
+"""
+
+import dataclasses
+import math
+
+from watcher_cams.policy import guards
+from watcher_cams.policy import mrc
+
+# Key of the policy state entry: [MiB its cliff lies at, MiB/s it reads
+# below it].
+STATE_KEY = 'traded'
+# Share of what it read when it traded below which it no longer reads
+# as that scan did: it went idle, or fits again.
+READS_SHARE = 0.1
+
+
+@dataclasses.dataclass(frozen=True)
+class Trade:
+    """A trade, in utility._moves' terms, and the scan that gave."""
+
+    delta: dict        # {uuid: MiB}
+    saved: float       # MiB/s, the scan's reads at its cliff taken off
+    measured: set      # uuids whose moves host-measured reads priced
+    donor: str
+    cliff: tuple       # (MiB its cliff lies at, MiB/s it reads below)
+
+
+def trade(host, cfg, params, curves, up, moves):
+    """The best Trade, or None where no fitted scan's memory pays.
+
+    ``up``: what each guest may take ({uuid: MiB}); ``moves``: utility's
+    water-filling, ``moves(curves, up)`` -> (delta, saved, measured). One
+    taker per trade: what several would save together is several curves'
+    claims added up, and random host 197 gave a fitted scan's 6 MiB/s
+    for a neighbour's 6 and a third guest's claim of 1.5 more (it saved
+    0.8).
+    """
+    best = None
+    for uuid, curve in sorted(curves.items()):
+        room = _block_room(host, cfg, curve, uuid)
+        if not room:
+            continue
+        free = dict(curves)
+        free[uuid] = dataclasses.replace(
+            curve, held_cliff=None, loss_density=0.0, no_loss_mb=room,
+            donate_mb=room)
+        for taker in sorted(u for u in up if up[u] and u != uuid):
+            delta, saved, measured = moves(free, _only(up, taker))
+            # No more than it reads: a curve's measured step and the
+            # refault slope beyond it may each price all of its reads.
+            saved = min(saved, curves[taker].disk_mb_s)
+            net = _net(curve, -delta[uuid], saved, params)
+            if net > 0 and (best is None or net > best[0]):
+                best = (net, Trade(
+                    delta, saved - curve.held_cliff[1], measured | {uuid},
+                    uuid, curve.held_cliff))
+    return best and best[1]
+
+
+def _only(up, taker):
+    """``up`` with room for ``taker`` alone."""
+    return {u: (mb if u == taker else 0) for u, mb in up.items()}
+
+
+def _net(curve, given_mb, saved, params):
+    """MiB/s a trade of ``given_mb`` saves beyond its cost.
+
+    Beyond the scan's reads at its cliff and the margins: 0.0 where it
+    does not take the scan below its cliff.
+    """
+    fits_mb, reads = curve.held_cliff
+    if curve.size_mb - given_mb >= fits_mb:
+        return 0.0
+    return saved - reads * (1 + params.value_band) - (
+        given_mb * params.min_value / 1024.0)
+
+
+def _block_room(host, cfg, curve, uuid):
+    """MiB a fitted scan may give in one trade: down to its floor.
+
+    0 for a guest that holds no fitted scan, or one grown within its rate
+    window (its reads do not show the grow yet), or one that cannot go
+    below its cliff this cycle.
+    """
+    if curve.held_cliff is None or curve.resized > 0:
+        return 0
+    room = guards.room_down(host.guest(uuid), cfg)
+    if curve.size_mb - room >= curve.held_cliff[0]:
+        return 0
+    return room
+
+
+def remembered(guest, disk_mb_s):
+    """(cliff MiB, MiB/s) a guest traded and still lacks, or None.
+
+    From its policy state; junk is dropped. Gone once
+    it holds its cliff again or reads less than READS_SHARE of what it
+    read there.
+    """
+    state = guest.policy_state.get(mrc.STATE_KEY)
+    found = state.get(STATE_KEY) if isinstance(state, dict) else None
+    try:
+        fits_mb, reads_mb_s = (float(x) for x in found)
+    except (TypeError, ValueError):
+        return None
+    if not (math.isfinite(fits_mb) and math.isfinite(reads_mb_s)
+            and guest.actual_mb < fits_mb <= guest.max_mb
+            and disk_mb_s >= READS_SHARE * reads_mb_s > 0):
+        return None
+    return fits_mb, reads_mb_s
