@@ -361,10 +361,11 @@ def _grown_worse(host, cfg, curves):
 
 
 def _traded(host, cfg, params, market, states):
-    """(delta, saved, measured) of a fitted scan's trade, or None.
+    """(delta, saved, measured, note) of a fitted scan's trade, or None.
 
     ``market``: (curves, what each guest may take). The scan that gives
-    keeps what it traded in its policy state (``states``).
+    keeps what it traded in its policy state (``states``); ``note`` says
+    the trade's terms in the moves' reasons.
     """
     curves, up = market
     found = cliff_trade.trade(host, cfg, params, curves, up,
@@ -372,7 +373,35 @@ def _traded(host, cfg, params, market, states):
     if found is None:
         return None
     states[found.donor][STATE_KEY][cliff_trade.STATE_KEY] = list(found.cliff)
-    return found.delta, found.saved, found.measured
+    reads = found.cliff[1]
+    note = (", a trade: saves %.3f MiB/s for a fitted scan's %.3f below "
+            '%d MiB' % (found.saved + reads, reads, found.cliff[0]))
+    return found.delta, found.saved, found.measured, note
+
+
+def _proposals(host, curves, moved, grown_worse):
+    """{uuid: (target MiB, reason)} for guards.finalize.
+
+    ``moved``: ({uuid: MiB}, the uuids host-measured reads priced, what
+    the reasons add: a trade's terms, or ''); ``grown_worse``: as
+    :func:`_grown_worse` returns.
+    """
+    delta, measured, note = moved
+    proposals = {}
+    for uuid, d in delta.items():
+        if d:
+            density = curves[uuid].density_at(0)[0] * 1024
+            proposals[uuid] = (
+                host.guest(uuid).actual_mb + d,
+                'utility (%s): value %.3f MiB/s per GiB, %s %d MiB%s'
+                % (HOST_MEASURED if uuid in measured else GUEST_REPORTED,
+                   density, 'gets' if d > 0 else 'gives', abs(d), note))
+    for uuid, target in grown_worse.items():
+        current = proposals.get(uuid, (host.guest(uuid).actual_mb,))[0]
+        proposals[uuid] = (min(current, target), (
+            'utility (%s): read less at %d MiB than since it grew, '
+            'gives back to there' % (HOST_MEASURED, target)))
+    return proposals
 
 
 def _remember(host, curves):
@@ -420,11 +449,11 @@ def plan(host: model.HostView, cfg: guards.GuardConfig,
     curves = scan_cliffs.weighed(
         host, cfg, params, scan_cliffs.priced(host, cfg, params, curves), up)
     delta, saved, measured = _moves(host, cfg, params, curves, up)
-    grown_worse = _grown_worse(host, cfg, curves)
+    grown_worse, note = _grown_worse(host, cfg, curves), ''
     if not any(delta.values()) and not grown_worse:
-        delta, saved, measured = _traded(
+        delta, saved, measured, note = _traded(
             host, cfg, params, (curves, up), states) or (
-                delta, saved, measured)
+                delta, saved, measured, note)
     if not any(delta.values()) and not grown_worse:
         rooms = _donor_rooms(host, cfg, curves, up)
         other = (probes.probe(host, cfg, params, curves, rooms)
@@ -435,21 +464,8 @@ def plan(host: model.HostView, cfg: guards.GuardConfig,
         if other is not None:
             other.policy_state = states
             return other
-    proposals = {}
-    for uuid, d in delta.items():
-        if d:
-            guest = host.guest(uuid)
-            density = curves[uuid].density_at(0)[0] * 1024
-            proposals[uuid] = (
-                guest.actual_mb + d,
-                'utility (%s): value %.3f MiB/s per GiB, %s %d MiB'
-                % (HOST_MEASURED if uuid in measured else GUEST_REPORTED,
-                   density, 'gets' if d > 0 else 'gives', abs(d)))
-    for uuid, target in grown_worse.items():
-        current = proposals.get(uuid, (host.guest(uuid).actual_mb,))[0]
-        proposals[uuid] = (min(current, target), (
-            'utility (%s): read less at %d MiB than since it grew, '
-            'gives back to there' % (HOST_MEASURED, target)))
+    proposals = _proposals(host, curves, (delta, measured, note),
+                           grown_worse)
     result = model.Plan(host.name, moves=guards.finalize(host, proposals, cfg))
     result.predicted_reads_avoided_mb_s = max(0.0, saved)
     result.policy_state = states

@@ -7,6 +7,7 @@ from watcher_cams.policy import cliff_trade
 from watcher_cams.policy import guards
 from watcher_cams.policy import scan_cliffs
 from watcher_cams.policy import utility
+from watcher_cams import rpc_common
 
 CFG = guards.GuardConfig()
 
@@ -50,6 +51,10 @@ class TestCliffTrade(testtools.TestCase):
         self.assertEqual(896, moves[taker.uuid].delta_mb)
         self.assertEqual(-896, moves[scan.uuid].delta_mb)
         self.assertIn('host-measured', moves[scan.uuid].reason)
+        self.assertIn("a trade: saves 6.000 MiB/s for a fitted scan's "
+                      '2.000 below 2756 MiB', moves[taker.uuid].reason)
+        self.assertLessEqual(len(moves[taker.uuid].reason),
+                             rpc_common.MAX_BATCH_REASON)
 
     def test_not_for_less_than_its_reads_at_the_cliff(self):
         # The taker would save 2 MiB/s: no more than the scan would read.
