@@ -12,9 +12,12 @@ import time
 
 from watcher_cams.lab import example
 from watcher_cams.lab import runner
+from watcher_cams.policy import mrc
 from watcher_cams.policy import report as report_format
 
 TARGET_S = 2.0
+# Every this many guests, one is a scan that fits (fitted_scan_state).
+FITTED_EVERY = 4
 RUNS = (
     ('cache_aware_balloon', {'mode': 'paper'}),
     ('cache_aware_balloon', {'mode': 'utility'}),
@@ -56,6 +59,20 @@ def host_facts(index, j, actual_mb, read_mb_s):
                     'cpu_s': 0.05}}
 
 
+def fitted_scan_state(actual_mb, used_mb, missed_mb_s):
+    """The utility policy state of a scan that fits (its cliff held).
+
+    Its reach fills its cache but 64 MiB, and 512 MiB smaller it read
+    ``missed_mb_s``: utility mode weighs trading its memory
+    (policy.cliff_trade) on every host that has one.
+    """
+    reach = max(64, actual_mb - used_mb - 64)
+    return {mrc.STATE_KEY: {
+        'reuse_mb': reach, 'scanned_mb': reach,
+        'seen': [[actual_mb - 512, 0.0, 64, 900.0, round(missed_mb_s, 3),
+                  3]]}}
+
+
 def synthetic_report(index, instances, rng, host=None, uuids=None):
     """Host ``index``'s report, named ``host``, its guests ``uuids``."""
     host = host or 'cmp-%04d' % index
@@ -69,6 +86,10 @@ def synthetic_report(index, instances, rng, host=None, uuids=None):
         active = rng.randrange(0, actual - used)
         read = rng.uniform(0, 20.0)
         refault = rng.uniform(0, read) * 256
+        state = None
+        if j % FITTED_EVERY == FITTED_EVERY - 1:
+            state = fitted_scan_state(actual, used, read)
+            read, refault = 0.0, 0
         before = {'pgpgin': 10 ** 6, 'pgmajfault': 10,
                   'workingset_refault_file': 10 ** 5,
                   'workingset_activate_file': 10 ** 4}
@@ -82,7 +103,7 @@ def synthetic_report(index, instances, rng, host=None, uuids=None):
         guests.append(report_format.guest_entry(
             uuid, 'vm-%d-%d' % (index, j), max_mb, actual,
             base_mb=max(256, actual - 256), vcpus=rng.choice((1, 2)),
-            cpus=[list(range(8))],
+            cpus=[list(range(8))], policy_state=state,
             sample=example.sample_dict(1060.0, actual, used, active, after),
             previous=example.sample_dict(1000.0, actual, used, active,
                                          before),

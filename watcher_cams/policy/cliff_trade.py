@@ -33,6 +33,11 @@ from watcher_cams.policy import mrc
 # Key of the policy state entry: [MiB its cliff lies at, MiB/s it reads
 # below it].
 STATE_KEY = 'traded'
+# Takers weighed per fitted scan, those that could save most first: a
+# plan's cost stays linear in the guests (with 40 fitted scans and 40
+# takers that could each pay, weighing every pair took 0.2 s a plan, and
+# each weighing priced every guest of the host: 1.5 s).
+MAX_TAKERS = 4
 # Share of what it read when it traded below which it no longer reads
 # as that scan did: it went idle, or fits again.
 READS_SHARE = 0.1
@@ -59,17 +64,26 @@ def trade(host, cfg, params, curves, up, moves):
     for a neighbour's 6 and a third guest's claim of 1.5 more (it saved
     0.8).
     """
-    best = None
+    best, bounds = None, _bounds(curves, up)
     for uuid, curve in sorted(curves.items()):
         room = _block_room(host, cfg, curve, uuid)
         if not room:
             continue
-        free = dict(curves)
-        free[uuid] = dataclasses.replace(
+        free = dataclasses.replace(
             curve, held_cliff=None, loss_density=0.0, no_loss_mb=room,
             donate_mb=room)
-        for taker in sorted(u for u in up if up[u] and u != uuid):
-            delta, saved, measured = moves(free, _only(up, taker))
+        cost = curve.held_cliff[1] * (1 + params.value_band)
+        takers = [x for x in bounds if x[1] != uuid][:MAX_TAKERS]
+        for bound, taker in takers:
+            if bound - cost <= (best[0] if best else 0.0):
+                # Neither it nor any after it can do better.
+                break
+            # The two alone: no other donor's memory was worth it to
+            # anyone (water-filling moved nothing), and less so once the
+            # taker holds more.
+            delta, saved, measured = moves(
+                {uuid: free, taker: curves[taker]},
+                {uuid: 0, taker: up[taker]})
             # No more than it reads: a curve's measured step and the
             # refault slope beyond it may each price all of its reads.
             saved = min(saved, curves[taker].disk_mb_s)
@@ -81,9 +95,16 @@ def trade(host, cfg, params, curves, up, moves):
     return best and best[1]
 
 
-def _only(up, taker):
-    """``up`` with room for ``taker`` alone."""
-    return {u: (mb if u == taker else 0) for u, mb in up.items()}
+def _bounds(curves, up):
+    """[(most a taker could save, uuid), ...], the largest first.
+
+    No more than it reads, nor than its curve says all it may take
+    saves: a trade weighs takers in that order, and stops where even the
+    bound cannot beat the best trade found.
+    """
+    found = [(min(c.disk_mb_s, c.gain(up[u])), u)
+             for u, c in curves.items() if up[u]]
+    return sorted(found, key=lambda x: (-x[0], x[1]))
 
 
 def _net(curve, given_mb, saved, params):

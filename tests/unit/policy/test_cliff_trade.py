@@ -112,3 +112,31 @@ class TestTraded(testtools.TestCase):
             {guest.uuid: utility.value_curve(guest, CFG)})[guest.uuid]
         self.assertEqual(2756, curve.cliff_mb)
         self.assertAlmostEqual(2.0, curve.gain(1732))
+
+
+class TestCost(testtools.TestCase):
+    def test_each_fitted_scan_weighs_a_few_takers_of_two_guests(self):
+        # Ten takers that could each pay: the scan weighs the first
+        # MAX_TAKERS (by what they could save), each with itself alone.
+        scan = fitted()
+        takers = [dataclasses.replace(short(6.0 + i / 10.0),
+                                      uuid='taker-%d' % i, name='t%d' % i)
+                  for i in range(10)]
+        host = factory.host([scan] + takers,
+                            ram_mb=2816 + 2048 * len(takers))
+        curves = {g.uuid: utility.value_curve(g, CFG) for g in host.guests}
+        params = utility.UtilityParams()
+        curves = scan_cliffs.priced(host, CFG, params, curves)
+        up = {u: 2048 for u in curves}
+        weighed = []
+
+        def moves(pair, rooms):
+            weighed.append(sorted(pair))
+            return {u: 0 for u in pair}, 0.0, set()
+
+        self.assertIsNone(cliff_trade.trade(host, CFG, params, curves, up,
+                                            moves))
+        self.assertEqual(cliff_trade.MAX_TAKERS, len(weighed))
+        self.assertTrue(all(len(p) == 2 and scan.uuid in p for p in weighed))
+        # The ones that read most first.
+        self.assertIn(sorted([scan.uuid, 'taker-9']), weighed)
