@@ -14,8 +14,8 @@ Here the whole block is offered at no loss per MiB to one taker at a
 time, which takes it by its curve's hull as water-filling would, and the
 trade is made only when what that saves (no more than the taker reads)
 beats the scan's reads at its cliff (measured by the host at a smaller
-size) by ``value_band``, plus ``min_value`` per MiB.
-The scan then reads below its cliff. What it traded stays in its policy
+size) by ``value_band``, plus ``min_value`` per MiB. The scan then reads
+below its cliff. What it traded stays in its policy
 state (:data:`STATE_KEY`) until it holds its cliff again or stops reading,
 and prices what it lacks as a scan whose cliff is placed (scan_cliffs):
 memory that frees up later comes back to it, even once a window its host
@@ -138,9 +138,8 @@ def _block_room(host, cfg, curve, uuid):
 def remembered(guest, disk_mb_s):
     """(cliff MiB, MiB/s) a guest traded and still lacks, or None.
 
-    From its policy state; junk is dropped. Gone once
-    it holds its cliff again or reads less than READS_SHARE of what it
-    read there.
+    From its policy state; junk is dropped. Gone once it holds its cliff
+    again, or reads less than READS_SHARE of what it read below it.
     """
     state = guest.policy_state.get(mrc.STATE_KEY)
     found = state.get(STATE_KEY) if isinstance(state, dict) else None

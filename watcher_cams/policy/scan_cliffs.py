@@ -119,7 +119,15 @@ def _scan_block(guest, params, curve):
     found = first_reuse.cliff(curve, guest)
     if found is None:
         return None
-    fits_mb, density = found
+    return _as_block(curve, params, *found)
+
+
+def _as_block(curve, params, fits_mb, density):
+    """``curve`` saving ``density`` per MiB up to a cliff at ``fits_mb``.
+
+    Every MiB up to there is worth that (all its reads over what it
+    lacks), beyond it nothing, and what it gives costs as much.
+    """
     segments = ((params.min_segment_mb, 0.0),)
     if fits_mb > curve.size_mb:
         segments = ((fits_mb - curve.size_mb, density),) + segments
@@ -138,11 +146,8 @@ def _traded_block(params, curve):
     if curve.traded is None:
         return None
     fits_mb, reads_mb_s = curve.traded
-    density = reads_mb_s / (fits_mb - curve.size_mb)
-    return dataclasses.replace(
-        curve, segments=((fits_mb - curve.size_mb, density),
-                         (params.min_segment_mb, 0.0)),
-        loss_density=density, cliff_mb=fits_mb)
+    return _as_block(curve, params, fits_mb,
+                     reads_mb_s / (fits_mb - curve.size_mb))
 
 
 def _past_its_shadows(curve, guest):
