@@ -137,3 +137,23 @@ class TestComputeModel(base.TestCase):
         self.assertEqual(36, len(model.get_all_instances()))
         for node in model.get_all_compute_nodes().values():
             self.assertEqual(3, len(model.get_node_instances(node)))
+
+
+class TestBenchHosts(base.TestCase):
+    def test_bench_plan_hosts_hold_fitted_scans_the_others_none(self):
+        # bench-plan weighs trades on every host; the hosts the cloud
+        # benchmarks serve plan as before.
+        from watcher_cams.policy import guards
+        from watcher_cams.policy import report as report_format
+        from watcher_cams.policy import scan_cliffs
+        from watcher_cams.policy import utility
+        cfg, params = guards.GuardConfig(), utility.UtilityParams()
+        for every, fitted in ((bench.FITTED_EVERY, 2), (0, 0)):
+            host = report_format.parse_host(bench.host_report(
+                1, 0, 8, fitted_every=every))
+            curves = {g.uuid: utility.value_curve(g, cfg, params)
+                      for g in host.guests}
+            priced = scan_cliffs.priced(host, cfg, params, {
+                u: c for u, c in curves.items() if c is not None})
+            self.assertEqual(fitted, sum(
+                1 for c in priced.values() if c.held_cliff is not None))
