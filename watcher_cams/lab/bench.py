@@ -75,6 +75,40 @@ def fitted_scan_state(actual_mb, used_mb, missed_mb_s):
                   3]]}}
 
 
+def _synthetic_guest(index, j, rng, uuid, fitted):
+    """Guest ``j`` of host ``index``, drawn from ``rng``.
+
+    ``fitted``: a scan that fits (:func:`fitted_scan_state`).
+    """
+    max_mb = rng.choice((2048, 4096, 8192))
+    actual = rng.randrange(max_mb // 2, max_mb + 1, 64)
+    used = rng.randrange(128, actual // 2, 32)
+    active = rng.randrange(0, actual - used)
+    read = rng.uniform(0, 20.0)
+    refault = rng.uniform(0, read) * 256
+    state = None
+    if fitted:
+        state = fitted_scan_state(actual, used, read)
+        read, refault = 0.0, 0
+    before = {'pgpgin': 10 ** 6, 'pgmajfault': 10,
+              'workingset_refault_file': 10 ** 5,
+              'workingset_activate_file': 10 ** 4}
+    after = {'pgpgin': before['pgpgin'] + int(read * 1024 * 60),
+             'pgmajfault': 20,
+             'workingset_refault_file': before['workingset_refault_file']
+             + int(refault * 60),
+             'workingset_activate_file':
+                 before['workingset_activate_file']
+                 + int(refault * rng.random() * 60)}
+    return report_format.guest_entry(
+        uuid, 'vm-%d-%d' % (index, j), max_mb, actual,
+        base_mb=max(256, actual - 256), vcpus=rng.choice((1, 2)),
+        cpus=[list(range(8))], policy_state=state,
+        sample=example.sample_dict(1060.0, actual, used, active, after),
+        previous=example.sample_dict(1000.0, actual, used, active, before),
+        **host_facts(index, j, actual, read))
+
+
 def synthetic_report(index, instances, rng, host=None, uuids=None,
                      fitted_every=0):
     """Host ``index``'s report, named ``host``, its guests ``uuids``.
@@ -83,38 +117,12 @@ def synthetic_report(index, instances, rng, host=None, uuids=None,
     (:func:`fitted_scan_state`); 0, none.
     """
     host = host or 'cmp-%04d' % index
-    guests = []
-    for j in range(instances):
-        uuid = (uuids[j] if uuids else
-                '%08x-%04x-4000-8000-%012x' % (index, j, index * 1000 + j))
-        max_mb = rng.choice((2048, 4096, 8192))
-        actual = rng.randrange(max_mb // 2, max_mb + 1, 64)
-        used = rng.randrange(128, actual // 2, 32)
-        active = rng.randrange(0, actual - used)
-        read = rng.uniform(0, 20.0)
-        refault = rng.uniform(0, read) * 256
-        state = None
-        if fitted_every and j % fitted_every == fitted_every - 1:
-            state = fitted_scan_state(actual, used, read)
-            read, refault = 0.0, 0
-        before = {'pgpgin': 10 ** 6, 'pgmajfault': 10,
-                  'workingset_refault_file': 10 ** 5,
-                  'workingset_activate_file': 10 ** 4}
-        after = {'pgpgin': before['pgpgin'] + int(read * 1024 * 60),
-                 'pgmajfault': 20,
-                 'workingset_refault_file': before['workingset_refault_file']
-                 + int(refault * 60),
-                 'workingset_activate_file':
-                     before['workingset_activate_file']
-                     + int(refault * rng.random() * 60)}
-        guests.append(report_format.guest_entry(
-            uuid, 'vm-%d-%d' % (index, j), max_mb, actual,
-            base_mb=max(256, actual - 256), vcpus=rng.choice((1, 2)),
-            cpus=[list(range(8))], policy_state=state,
-            sample=example.sample_dict(1060.0, actual, used, active, after),
-            previous=example.sample_dict(1000.0, actual, used, active,
-                                         before),
-            **host_facts(index, j, actual, read)))
+    guests = [_synthetic_guest(
+        index, j, rng,
+        uuids[j] if uuids else
+        '%08x-%04x-4000-8000-%012x' % (index, j, index * 1000 + j),
+        bool(fitted_every) and j % fitted_every == fitted_every - 1)
+        for j in range(instances)]
     sharing = [{'a': guests[a]['uuid'], 'b': guests[b]['uuid'],
                 'pages': rng.randrange(0, 200000)}
                for a in range(instances) for b in range(a + 1, instances)
