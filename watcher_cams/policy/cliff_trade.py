@@ -64,11 +64,14 @@ def trade(host, cfg, params, curves, up, moves):
     for a neighbour's 6 and a third guest's claim of 1.5 more (it saved
     0.8).
     """
-    best, bounds = None, _bounds(curves, up)
+    best, bounds = None, None
     for uuid, curve in sorted(curves.items()):
         room = _block_room(host, cfg, curve, uuid)
         if not room:
             continue
+        # Only on a host with a fitted scan that may trade: every host
+        # whose water-filling moved nothing comes here.
+        bounds = bounds if bounds is not None else _bounds(curves, up)
         free = dataclasses.replace(
             curve, held_cliff=None, loss_density=0.0, no_loss_mb=room,
             donate_mb=room)
