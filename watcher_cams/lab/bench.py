@@ -12,6 +12,7 @@ import time
 
 from watcher_cams.lab import example
 from watcher_cams.lab import runner
+from watcher_cams.policy import first_reuse
 from watcher_cams.policy import mrc
 from watcher_cams.policy import report as report_format
 
@@ -69,10 +70,10 @@ def fitted_scan_state(actual_mb, used_mb, missed_mb_s):
     (policy.cliff_trade) on every host that has one.
     """
     reach = max(64, actual_mb - used_mb - 64)
-    return {mrc.STATE_KEY: {
-        'reuse_mb': reach, 'scanned_mb': reach,
-        'seen': [[actual_mb - 512, 0.0, 64, 900.0, round(missed_mb_s, 3),
-                  3]]}}
+    state = first_reuse.Reach(reuse_mb=reach, scanned_mb=reach).to_state()
+    state['seen'] = [mrc.Seen(actual_mb - 512, 0.0, 64, 900.0,
+                              round(missed_mb_s, 3), count=3).to_list()]
+    return {mrc.STATE_KEY: state}
 
 
 def _synthetic_guest(index, j, rng, uuid, fitted):
