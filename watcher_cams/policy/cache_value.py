@@ -112,6 +112,10 @@ class ValueCurve:
     # A scan that fits: (the size below which it no longer does, the MiB/s
     # it then reads), once it prices the curve (first_reuse.held_cliff).
     held_cliff: tuple = None
+    # Its counters priced giving far above what the host measured a step
+    # below it cost (mrc.loss_belied): that step prices it (but see
+    # utility._on_the_way).
+    loss_belied: bool = False
     # A fitted scan's memory traded below its cliff: (the cliff, MiB/s it
     # reads below it), until it holds it again (cliff_trade.remembered).
     traded: tuple = None
@@ -222,9 +226,13 @@ class ValueCurve:
     def loss_is_measured(self, given_mb, amount_mb):
         """Whether host-measured reads priced :meth:`loss_at`.
 
-        They did when they stopped: a guest that went idle.
+        They did when they stopped: a guest that went idle; or when a
+        step below belied its counters (:attr:`loss_belied`).
         """
         if self.idle_since is not None:
+            return True
+        if self.loss_belied and self.loss_at(
+                given_mb, amount_mb) <= self.loss_density:
             return True
         measured = self.measured_loss(given_mb, amount_mb)
         return measured > 0 and measured >= self.loss_at(given_mb, amount_mb)
@@ -252,14 +260,20 @@ class ValueCurve:
         return mrc.Seen(self.size_mb, 0.0, max(self.capacity_mb, 1.0),
                         0.0, self.disk_mb_s)
 
+    def path_density(self, below_mb, reach_mb):
+        """Best mean saving per MiB from ``below_mb`` under its size up.
+
+        Over all the memory from there to any size up to ``reach_mb``
+        above its own: Talus's hull, from a point below instead of here.
+        """
+        ends = [end for end in mrc.segment_ends(self.segments)
+                if end < reach_mb] + [reach_mb]
+        return max((self.gain(x) / (below_mb + x) for x in ends
+                    if x > 0 and below_mb + x > 0), default=0.0)
+
     def gain(self, mb):
         """MiB/s of reads saved by ``mb`` more MiB."""
-        total, left = 0.0, mb
-        for length, slope in self.segments:
-            used = min(left, length)
-            total += used * slope
-            left -= used
-        return total
+        return mrc.gain_of(self.segments, mb)
 
 
 def value_curve(guest, cfg, params):
@@ -294,24 +308,40 @@ def value_curve(guest, cfg, params):
     measured_mb = 0.0
     resumed = mrc.resumed_from(guest, idle, seen)
     reach = first_reuse.tracked(past.reach, guest, r, disk)
-    if idle is None and not filling and not resized:
+    clean = idle is None and not filling and not resized
+    if clean:
         seen, segments, measured_mb = mrc.measured_since(
             guest, r, segments, seen, (disk, refault), params, resumed)
     return ValueCurve(
-        segments=segments,
-        loss_density=max(segments[0][1], inactive_hits),
+        segments=segments, **_loss_fields(guest, (seen, segments, clean),
+                                          inactive_hits),
         donate_mb=max(0, int(donate)), resized=resized, filling=filling,
         size_mb=guest.actual_mb, seen=seen, measured_mb=measured_mb,
-        last_resize=last_resize,
-        grow_pending=past.grow[0], reads_less_at=past.grow[1],
-        idle_since=idle, confirmed_at=confirmed, dormant=past.dormant,
-        resumed_from=resumed, priced_below=released > 0,
+        last_resize=last_resize, grow_pending=past.grow[0],
+        reads_less_at=past.grow[1], idle_since=idle, confirmed_at=confirmed,
+        dormant=past.dormant, resumed_from=resumed, priced_below=released > 0,
         refault_mb_s=refault, activate_mb_s=activate, quiet=quiet,
         activated_base=past.activated_base, phase_at=past.phase_at,
         traded=cliff_trade.remembered(guest, disk),
         **_given_back_fields(guest, disk, quiet, params), **_cache_fields(
             guest, (cfg, params), r, (disk, filling, free_mb, reach),
             max(unread, step_mb(guest, cfg, free_mb) if quiet else 0.0)))
+
+
+def _loss_fields(guest, curve, inactive_hits):
+    """The ValueCurve fields of what giving memory costs the guest.
+
+    ``curve``: (its measurements, its segments, whether this window was
+    clean). The counters' price of the next MiB, unless a step below the
+    host measured belies it (mrc.loss_belied); and no less than what
+    hits on its inactive list (MiB/s per MiB) say shrinking loses.
+    """
+    seen, segments, clean = curve
+    belied = mrc.loss_belied(guest, seen, segments) if clean else None
+    density = segments[0][1] if belied is None else min(segments[0][1],
+                                                        belied)
+    return dict(loss_density=max(density, inactive_hits),
+                loss_belied=belied is not None)
 
 
 def _given_back_fields(guest, disk_mb_s, quiet, params):

@@ -53,6 +53,15 @@ class Exchange:
             heapq.heappop(self._takers)
         return None, 0.0, 0
 
+    def pass_over(self, taker):
+        """Take ``taker`` (the best, :meth:`best_taker`) off the takers.
+
+        No donor could serve it at a profit, and none will this plan:
+        donors only grow dearer as they give, and its gain stays.
+        """
+        if self._takers and self._takers[0][1] == taker:
+            heapq.heappop(self._takers)
+
     def cheapest_donor(self, taker):
         """(uuid, loss per MiB, MiB it may still give) or Nones."""
         if taker is None:

@@ -126,10 +126,17 @@ def _moves(host, cfg, params, curves, up):
     market = exchange.Exchange(curves, delta, up, down, g_mb)
     while True:
         taker, gain, t_left = market.best_taker()
+        if taker is None:
+            break
         donor, loss, d_room = market.cheapest_donor(taker)
         if donor is None or gain - loss * (1 + params.value_band) <= (
                 threshold):
-            break
+            if not curves[taker].loss_belied:
+                break
+            # What it holds the host measured worth next to nothing to
+            # it: it may still give to the next taker (random host 354).
+            market.pass_over(taker)
+            continue
         amount = min(t_left, d_room)
         amount -= amount % g_mb
         # Only as far as the donor's loss stays what was priced.
@@ -145,6 +152,31 @@ def _moves(host, cfg, params, curves, up):
         delta[donor] -= amount
         market.moved(taker, donor)
     return delta, saved, measured
+
+
+def _on_the_way(host, cfg, curves):
+    """``curves``, what a belied guest holds priced as its way up.
+
+    A guest whose counters a step below belied (ValueCurve.loss_belied)
+    reads as much when smaller, but what it holds may be its way to what
+    more would save: a scan a granule short of a cliff the host measured
+    (random host 756), or thrashing on its way to one (695). Its memory
+    costs, per MiB, no less than the best mean saving over all it holds
+    above its floor and what the host could ever give it more
+    (guards.reachable_mb). None, where the others are at their floors
+    (random host 354: a 1.8 GiB scan thrashing at 1,920 MiB).
+    """
+    out = dict(curves)
+    for uuid, c in curves.items():
+        if not c.loss_belied:
+            continue
+        guest = host.guest(uuid)
+        path = c.path_density(
+            guest.actual_mb - cache_value.kept_mb(guest, cfg),
+            guards.reachable_mb(host, guest, cfg) - guest.actual_mb)
+        if path > c.loss_density:
+            out[uuid] = dataclasses.replace(c, loss_density=path)
+    return out
 
 
 def _up_rooms(host, cfg, curves, g_mb):
@@ -446,8 +478,8 @@ def plan(host: model.HostView, cfg: guards.GuardConfig,
     states = _remember(host, curves)
     # Pricing scans' cliffs leaves what decides these rooms as it was.
     up = _up_rooms(host, cfg, curves, params.granule_mb)
-    curves = scan_cliffs.weighed(
-        host, cfg, params, scan_cliffs.priced(host, cfg, params, curves), up)
+    curves = scan_cliffs.weighed(host, cfg, params, scan_cliffs.priced(
+        host, cfg, params, _on_the_way(host, cfg, curves)), up)
     delta, saved, measured = _moves(host, cfg, params, curves, up)
     grown_worse, note = _grown_worse(host, cfg, curves), ''
     if not any(delta.values()) and not grown_worse:

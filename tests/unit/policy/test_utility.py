@@ -557,6 +557,16 @@ def host_counted(g, reads, entries):
             'seen': entries, 'confirmed_at': g.sample.timestamp - 60}})
 
 
+def thrashing_scan():
+    """A scan a little larger than its cache, reading 8 MiB/s.
+
+    Every read a refault, every refault activated: its counters value its
+    memory at 8 MiB/s per GiB of its active list.
+    """
+    return factory.guest(1, read_mb_s=8.0, refault_s=factory.pages_s(8.0),
+                         activate_s=factory.pages_s(8.0))
+
+
 class TestMeasurementMemory(testtools.TestCase):
     """Measurements kept per size in the guests' policy state."""
 
@@ -636,14 +646,22 @@ class TestMeasurementMemory(testtools.TestCase):
         self.assertTrue(mrc.within_spread(here, below))
         self.assertGreater(below.slope_to(here), 0.0)
 
+    def scan_seen(self, below_mb, below_per_gib):
+        """A thrashing scan's measurements: here, and ``below_mb``.
+
+        8.0 MiB/s at both, over three windows each; here its counters
+        valued the memory above at 8 MiB/s per GiB, there at
+        ``below_per_gib``.
+        """
+        return [[2048, 8.0, 1024, self.now - 60, 8.0, 3, None, 64.0],
+                [below_mb, below_per_gib, 1024, self.now - 400, 8.0, 3,
+                 None, 64.0]]
+
     def test_counters_a_near_step_belied_where_the_host_counted(self):
-        # Every read a refault, every refault activated: its counters
-        # value its memory at 8 MiB/s per GiB of its active list. 192 MiB
-        # smaller it read as much, 8.0 MiB/s in each of three windows.
-        scan = factory.guest(1, read_mb_s=8.0, refault_s=factory.pages_s(8.0),
-                             activate_s=factory.pages_s(8.0))
-        entries = [[2048, 8.0, 1024, self.now - 60, 8.0, 3, None, 64.0],
-                   [1856, 8.0, 1024, self.now - 400, 8.0, 3, None, 64.0]]
+        # 192 MiB smaller it read as much, 8.0 MiB/s in each of three
+        # windows.
+        scan = thrashing_scan()
+        entries = self.scan_seen(1856, 8.0)
         curve = utility.value_curve(host_counted(scan, (8.0, 0.0), entries),
                                     CFG)
         self.assertGreater(curve.loss_density * 1024, 7.0)
@@ -665,6 +683,66 @@ class TestMeasurementMemory(testtools.TestCase):
         curve = utility.value_curve(host_counted(
             scan, (8.0, 2000.0), entries), CFG)
         self.assertGreater(curve.loss_density * 1024, 7.0)
+
+    def test_counters_now_belied_by_a_step_below(self):
+        # 256 MiB smaller it read as much, in windows whose counters
+        # priced nothing above it (a scan wrapping through what its active
+        # list kept): they promised nothing the host could belie, but what
+        # the counters promise now for the same step, 2 MiB/s, it did not
+        # save. What the host measured prices the memory.
+        scan = thrashing_scan()
+        entries = self.scan_seen(1792, 0.0)
+        curve = utility.value_curve(host_counted(scan, (8.0, 0.0), entries),
+                                    CFG)
+        self.assertEqual(0.0, curve.loss_density)
+        # It read 1.6 MiB/s more there: the step saved what the counters
+        # say, and they price the memory.
+        entries[1][4] = 9.6
+        curve = utility.value_curve(host_counted(scan, (8.0, 0.0), entries),
+                                    CFG)
+        self.assertGreater(curve.loss_density * 1024, 7.0)
+
+    def test_a_taker_nobody_serves_gives_what_the_host_belied(self):
+        # The scan's counters make it the best taker (8 MiB/s per GiB),
+        # but its neighbour is at its floor and cannot give: before, the
+        # water-filling stopped there. The host measured the scan reading
+        # as much 256 MiB smaller, so it gives to the next taker.
+        entries = self.scan_seen(1792, 0.0)
+        scan = thrashing_scan()
+        # 1.6 MiB/s per GiB.
+        taker = factory.guest(2, actual_mb=384, used_mb=256, read_mb_s=2.0,
+                              refault_s=factory.pages_s(0.5),
+                              activate_s=factory.pages_s(0.1))
+
+        def plan(ram_mb=2432):
+            return utility.plan(factory.host(
+                [host_counted(scan, (8.0, 100.0), entries), taker],
+                ram_mb=ram_mb), CFG)
+
+        def deltas(ram_mb=2432):
+            return {m.instance: m.delta_mb for m in plan(ram_mb).moves}
+        moved = deltas()
+        self.assertGreater(moved[taker.uuid], 0)
+        self.assertEqual(-moved[taker.uuid], moved[scan.uuid])
+        # The host's reads priced what the scan gave, and the reason says so.
+        self.assertIn('(host-measured)', plan().moves[0].reason)
+        # But 64 MiB larger it read nothing (random host 756): on a host
+        # that could give it that, what it holds is its way there, worth
+        # 8 MiB/s over all it holds above its floor (4.7 MiB/s per GiB),
+        # more than the taker's 1.6. It keeps it.
+        entries.append([2112, 0.0, 64, self.now - 200, 0.0, 3, None, 0.0])
+        self.assertEqual({}, deltas(ram_mb=4096))
+        curve = utility.value_curve(host_counted(scan, (8.0, 100.0),
+                                                 entries), CFG)
+        self.assertTrue(curve.loss_belied)
+        self.assertAlmostEqual(8.0 / (2112 - 384),
+                               curve.path_density(2048 - 384, 64))
+        # Where nothing more could ever come to it, it gives.
+        self.assertGreater(deltas()[taker.uuid], 0)
+        # Where the step below cost what the counters say, they stand:
+        # nothing moves.
+        entries[1][4] = 9.6
+        self.assertEqual({}, deltas())
 
     def test_a_measurements_spread_is_kept_with_it(self):
         one = mrc.Seen(2048, 0.0, 64.0, 1000.0, 4.0)
