@@ -260,17 +260,6 @@ class ValueCurve:
         return mrc.Seen(self.size_mb, 0.0, max(self.capacity_mb, 1.0),
                         0.0, self.disk_mb_s)
 
-    def path_density(self, below_mb, reach_mb):
-        """Best mean saving per MiB from ``below_mb`` under its size up.
-
-        Over all the memory from there to any size up to ``reach_mb``
-        above its own: Talus's hull, from a point below instead of here.
-        """
-        ends = [end for end in mrc.segment_ends(self.segments)
-                if end < reach_mb] + [reach_mb]
-        return max((self.gain(x) / (below_mb + x) for x in ends
-                    if x > 0 and below_mb + x > 0), default=0.0)
-
     def gain(self, mb):
         """MiB/s of reads saved by ``mb`` more MiB."""
         return mrc.gain_of(self.segments, mb)

@@ -286,8 +286,7 @@ def measured_since(guest, r, segments, seen, reads, params, resumed):
 
 def _upper_envelope(first, second):
     """Segments ((length_mb, density), ...) of the higher of two curves."""
-    cuts = sorted({0.0} | set(segment_ends(first))
-                  | set(segment_ends(second)))
+    cuts = sorted({0.0} | set(_ends(first)) | set(_ends(second)))
     out = []
     for start, end in zip(cuts, cuts[1:]):
         density = max(segment_at(first, start)[0],
@@ -299,8 +298,7 @@ def _upper_envelope(first, second):
     return tuple(out)
 
 
-def segment_ends(segments):
-    """Where each segment ends, in MiB from the curve's start."""
+def _ends(segments):
     end = 0.0
     for length, _ in segments:
         end += length

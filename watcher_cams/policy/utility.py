@@ -162,18 +162,23 @@ def _on_the_way(host, cfg, curves):
     more would save: a scan a granule short of a cliff the host measured
     (random host 756), or thrashing on its way to one (695). Its memory
     costs, per MiB, no less than the best mean saving over all it holds
-    above its floor and what the host could ever give it more
-    (guards.reachable_mb). None, where the others are at their floors
-    (random host 354: a 1.8 GiB scan thrashing at 1,920 MiB).
+    above its floor and what more the host could ever give it
+    (guards.reachable_mb, every other guest at its floor). Where nothing
+    more could ever come to it, the step below prices it alone (random
+    host 354: a 1.8 GiB scan thrashing at 1,920 MiB).
     """
     out = dict(curves)
     for uuid, c in curves.items():
         if not c.loss_belied:
             continue
         guest = host.guest(uuid)
-        path = c.path_density(
-            guest.actual_mb - cache_value.kept_mb(guest, cfg),
-            guards.reachable_mb(host, guest, cfg) - guest.actual_mb)
+        reach_mb = guards.reachable_mb(host, guest, cfg) - guest.actual_mb
+        if reach_mb <= 0:
+            continue
+        held_mb = max(0, guest.actual_mb - cache_value.kept_mb(guest, cfg))
+        # The hull from its floor: what it holds saves nothing on its own.
+        path = dataclasses.replace(c, segments=((held_mb, 0.0),) + (
+            c.segments)).hull_at(0, held_mb + reach_mb)[0]
         if path > c.loss_density:
             out[uuid] = dataclasses.replace(c, loss_density=path)
     return out

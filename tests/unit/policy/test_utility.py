@@ -727,16 +727,19 @@ class TestMeasurementMemory(testtools.TestCase):
         # The host's reads priced what the scan gave, and the reason says so.
         self.assertIn('(host-measured)', plan().moves[0].reason)
         # But 64 MiB larger it read nothing (random host 756): on a host
-        # that could give it that, what it holds is its way there, worth
-        # 8 MiB/s over all it holds above its floor (4.7 MiB/s per GiB),
-        # more than the taker's 1.6. It keeps it.
+        # that could give it those 64 MiB, what it holds is its way there,
+        # worth 8 MiB/s over all it holds above its floor (4.7 MiB/s per
+        # GiB), more than the taker's 1.6. It keeps it.
         entries.append([2112, 0.0, 64, self.now - 200, 0.0, 3, None, 0.0])
-        self.assertEqual({}, deltas(ram_mb=4096))
+        self.assertEqual({}, deltas(ram_mb=2496))
         curve = utility.value_curve(host_counted(scan, (8.0, 100.0),
                                                  entries), CFG)
         self.assertTrue(curve.loss_belied)
+        host = factory.host([host_counted(scan, (8.0, 100.0), entries),
+                             taker], ram_mb=2496)
+        priced = utility._on_the_way(host, CFG, {scan.uuid: curve})
         self.assertAlmostEqual(8.0 / (2112 - 384),
-                               curve.path_density(2048 - 384, 64))
+                               priced[scan.uuid].loss_density)
         # Where nothing more could ever come to it, it gives.
         self.assertGreater(deltas()[taker.uuid], 0)
         # Where the step below cost what the counters say, they stand:
