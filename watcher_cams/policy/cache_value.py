@@ -262,7 +262,12 @@ class ValueCurve:
 
     def gain(self, mb):
         """MiB/s of reads saved by ``mb`` more MiB."""
-        return mrc.gain_of(self.segments, mb)
+        total, left = 0.0, mb
+        for length, slope in self.segments:
+            used = min(left, length)
+            total += used * slope
+            left -= used
+        return total
 
 
 def value_curve(guest, cfg, params):

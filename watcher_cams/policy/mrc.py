@@ -305,16 +305,6 @@ def _ends(segments):
         yield end
 
 
-def gain_of(segments, mb):
-    """MiB/s of reads ``mb`` more MiB save on the curve ``segments``."""
-    total, left = 0.0, mb
-    for length, slope in segments:
-        used = min(left, length)
-        total += used * slope
-        left -= used
-    return total
-
-
 def segment_at(segments, offset_mb):
     """(density, MiB left in its segment) of a curve at ``offset_mb``.
 
@@ -344,18 +334,15 @@ def _capped_by_step_below(guest, segments, seen):
     here = seen[0]
     if here.size_mb != guest.actual_mb:
         return seen, segments
-    for nearest, noise in _steps_below(guest, seen):
-        promised = nearest.density * min(here.size_mb - nearest.size_mb,
-                                         nearest.length_mb)
-        saved = nearest.disk_mb_s - here.disk_mb_s
-        if saved < promised / WITNESS_SLACK - noise:
-            slope = nearest.slope_to(here)
-            return (tuple(dataclasses.replace(x, density=min(x.density,
-                                                             slope))
-                          for x in seen),
-                    tuple((length, min(density, slope))
-                          for length, density in segments))
-    return seen, segments
+    nearest = _belying_step(guest, seen, lambda x: x.density * min(
+        here.size_mb - x.size_mb, x.length_mb))
+    if nearest is None:
+        return seen, segments
+    slope = nearest.slope_to(here)
+    return (tuple(dataclasses.replace(x, density=min(x.density, slope))
+                  for x in seen),
+            tuple((length, min(density, slope))
+                  for length, density in segments))
 
 
 def loss_belied(guest, seen, segments):
@@ -377,11 +364,24 @@ def loss_belied(guest, seen, segments):
         return None
     here = seen[0]
     length, density = segments[0]
+    nearest = _belying_step(guest, seen, lambda x: density * min(
+        here.size_mb - x.size_mb, length))
+    return None if nearest is None else nearest.slope_to(here)
+
+
+def _belying_step(guest, seen, promised):
+    """The nearest measurement below seen[0] whose step belies a promise.
+
+    ``promised(x)``: the MiB/s the counters promise the step from ``x``
+    to seen[0] saves. Belied where it saved less than 1/WITNESS_SLACK of
+    that, give or take the noise of the two measurements
+    (:func:`_steps_below`). None where no step belies it.
+    """
+    here = seen[0]
     for nearest, noise in _steps_below(guest, seen):
-        promised = density * min(here.size_mb - nearest.size_mb, length)
-        if nearest.disk_mb_s - here.disk_mb_s < (
-                promised / WITNESS_SLACK - noise):
-            return nearest.slope_to(here)
+        saved = nearest.disk_mb_s - here.disk_mb_s
+        if saved < promised(nearest) / WITNESS_SLACK - noise:
+            return nearest
     return None
 
 
