@@ -427,8 +427,10 @@ def _history(guest, window, resized, params):
             new_phase = bool(seen) and not kept
             if new_phase:
                 # Its reads at this size moved: a new workload, whose
-                # reach its own first re-read will tell.
-                reach = first_reuse.Reach()
+                # reach its own first re-read will tell, counted from
+                # here (not from boot: the old one's reads are no part
+                # of the new one's pass).
+                reach = first_reuse.Reach(fresh_mb=0.0)
             seen = kept
         # A clean window bears out what it kept; a refill's, all of it.
         confirmed = guest.sample.timestamp

@@ -556,25 +556,32 @@ def _new_workload_donors(host, params, curves, rooms, probe):
     ``probe``: (the taker, the step). Only toward a guest whose reads
     showed a new workload within ``memory_s`` (ValueCurve.phase_at), and
     only where the step costs its donors at most NEW_WORKLOAD_COST_SHARE
-    of the reads it may save; else ({}, 0.0). Random host 1289: a guest
-    whose uniform reads turned into a 768 MiB scan at its 640 MiB floor,
-    beside caches in use, read 6 MiB/s for 80 minutes (1.25x static). A
-    stream that read like that since it started looks the same from a
-    small cache, and would be probed each time the larger size it was
-    measured at is forgotten, taking a hot set's memory every time (the
-    paper example's VM2, the CAMS grid's terabyte reader): a new workload
-    is probed within the time that size is remembered, so once.
+    of the reads it may save; where it costs more, the largest step (in
+    granules) that does; else ({}, 0.0). Random host 1289: a guest whose
+    uniform reads turned into a 768 MiB scan at its 640 MiB floor, beside
+    caches in use, read 6 MiB/s for 80 minutes (1.25x static). A smaller
+    step reaches a shorter scan only, but shows it all the same (random
+    host 733: a 1 GiB scan begun at a 384 MiB floor read 6 MiB/s for 50
+    minutes, 1.09x static, where the whole step cost too much). A stream
+    that read like that since it started looks the same from a small
+    cache, and would be probed each time the larger size it was measured
+    at is forgotten, taking a hot set's memory every time (the paper
+    example's VM2, the CAMS grid's terabyte reader): a new workload is
+    probed within the time that size is remembered, so once.
     """
     taker, step = probe
     curve = curves[taker]
     now = host.guest(taker).sample.timestamp
     if curve.phase_at is None or now - curve.phase_at > params.memory_s:
         return {}, 0.0
-    donors, loss = probe_donors(curves, rooms, taker, step, params)
-    if loss * sum(donors.values()) > (NEW_WORKLOAD_COST_SHARE
-                                      * curve.disk_mb_s):
-        return {}, 0.0
-    return donors, loss
+    g_mb = params.granule_mb
+    while step >= g_mb:
+        donors, loss = probe_donors(curves, rooms, taker, step, params)
+        if loss * sum(donors.values()) <= (NEW_WORKLOAD_COST_SHARE
+                                           * curve.disk_mb_s):
+            return donors, loss
+        step -= g_mb
+    return {}, 0.0
 
 
 def _unseen_reuse_step(curve, guest, host, cfg, params):

@@ -346,6 +346,24 @@ class TestScanCliffs(testtools.TestCase):
         self.assertEqual(2500, utility.value_curve(
             same, CFG).reach.reuse_mb)
 
+    def test_a_new_workload_counts_its_pass_from_its_start(self):
+        # It streamed 40 GB since boot, re-reading none of it, and now
+        # reads 6 MiB/s where it read 1: a new workload, whose pass began
+        # with it. Counted from boot, a 1 GiB scan that follows would
+        # place its reach at all the stream read (random host 975).
+        def streaming(then_mb_s):
+            guest = factory.guest(2, read_mb_s=6.0, active_mb=0,
+                                  inactive_mb=1792,
+                                  read_since_boot_mb=40000)
+            return dataclasses.replace(guest, policy_state={
+                utility.STATE_KEY: {
+                    'seen': [[2048, 0.0, 64, 900.0, then_mb_s, 3]]}})
+        self.assertEqual(360.0, utility.value_curve(
+            streaming(1.0), CFG).reach.fresh_mb)
+        # Reading as much as then: the same pass, since boot.
+        self.assertEqual(40360.0, utility.value_curve(
+            streaming(6.0), CFG).reach.fresh_mb)
+
     def fitted(self, seen=((2048, 0.0, 64, 900.0, 6.0, 3),)):
         """A confirmed scan of 2,500 MiB that fits at 3,072 MiB.
 

@@ -1364,10 +1364,19 @@ class TestProbe(testtools.TestCase):
         # Once the larger size it was probed at is forgotten, so is its
         # workload's start: no second probe.
         self.assertEqual([], self.plan(began(1801)).moves)
-        # Nor from a neighbour the step would cost more (1.3 MiB/s).
+        # From a neighbour the step would cost more (1.3 MiB/s), the
+        # largest step that costs at most that twentieth: 64 MiB (0.11;
+        # 128 would cost 0.21).
         self.other = factory.guest(2, read_mb_s=2.0,
                                    refault_s=factory.pages_s(2.0),
                                    activate_s=factory.pages_s(1.5))
+        moves = {m.instance: m for m in self.plan(changed).moves}
+        self.assertEqual(64, moves[stream.uuid].delta_mb)
+        self.assertIn('costs at most 0.107 MiB/s', moves[stream.uuid].reason)
+        # None from one whose every granule costs more.
+        self.other = factory.guest(2, read_mb_s=8.0,
+                                   refault_s=factory.pages_s(8.0),
+                                   activate_s=factory.pages_s(6.0))
         self.assertEqual([], self.plan(changed).moves)
 
     def test_a_probe_takes_what_a_donor_can_give(self):
