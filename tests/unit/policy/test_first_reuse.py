@@ -414,6 +414,67 @@ class TestScanCliffs(testtools.TestCase):
         self.assertIn('value 0.000', moves[short.uuid].reason)
         self.assertEqual(896, moves[neighbour.uuid].delta_mb)
 
+    def test_a_cliff_only_costlier_working_sets_could_pay_for_gives_up(
+            self):
+        # The scan lacks 708 MiB of its cliff (2,756 MiB), 8.7 MiB/s per
+        # GiB, on a host with no memory spare. Every other guest at its
+        # floor would make room, but the guest at its flavor maximum
+        # loses 9.1 per GiB of all it holds, and the taker holds 640 MiB
+        # above its floor: the cliff is out of reach of what others would
+        # give for it (random host 843). So the scan gives what it holds,
+        # and the taker (1.3 per GiB) takes it.
+        short = scan(2500)
+        taker = factory.guest(1, actual_mb=1024, active_mb=384,
+                              inactive_mb=384, read_mb_s=1.0,
+                              refault_s=factory.pages_s(1.0),
+                              activate_s=factory.pages_s(0.5),
+                              read_since_boot_mb=40000)
+
+        def moves(costly_mb_s):
+            costly = factory.guest(
+                3, max_mb=2048, active_mb=896, inactive_mb=896,
+                read_mb_s=costly_mb_s,
+                refault_s=factory.pages_s(costly_mb_s),
+                activate_s=factory.pages_s(costly_mb_s / 2),
+                read_since_boot_mb=40000)
+            host = factory.host([short, taker, costly], ram_mb=5120)
+            self.assertEqual(4096, guards.reachable_mb(host, short, CFG))
+            return {m.instance: m for m in utility.plan(host, CFG).moves}
+        moved = moves(16.0)
+        self.assertLess(moved[short.uuid].delta_mb, 0)
+        self.assertIn('value 0.000', moved[short.uuid].reason)
+        self.assertEqual(-moved[short.uuid].delta_mb,
+                         moved[taker.uuid].delta_mb)
+        # Beside one whose memory costs less (4.6 per GiB), the cliff is in
+        # reach: the scan takes toward it.
+        self.assertGreater(moves(8.0)[short.uuid].delta_mb, 0)
+
+    def test_what_others_keep_from_a_cliff_is_what_saves_more_there(self):
+        costly = factory.guest(3, max_mb=2048, active_mb=896,
+                               inactive_mb=896, read_mb_s=16.0,
+                               refault_s=factory.pages_s(16.0),
+                               activate_s=factory.pages_s(8.0),
+                               read_since_boot_mb=40000)
+        curve = utility.value_curve(costly, CFG)
+        host = factory.host([costly])
+
+        def kept(price_per_gib, c=curve):
+            return scan_cliffs._kept_above(
+                host, CFG, ({costly.uuid: c}, 64), price_per_gib / 1024,
+                set())
+        # 9.1 MiB/s per GiB of all it holds above its floor (384 MiB).
+        self.assertEqual(2048 - 384, kept(8.7))
+        self.assertEqual(0, kept(9.2))
+        # Without a curve nothing plans its memory; excluded, it counts
+        # for nothing.
+        self.assertEqual(2048 - 384, kept(9.2, c=None))
+        self.assertEqual(0, scan_cliffs._kept_above(
+            host, CFG, ({costly.uuid: curve}, 64), 0.0, {costly.uuid}))
+        # One that reads nothing now lends what it holds, whatever the
+        # workload that stopped measured (random host 1332).
+        self.assertEqual(0, kept(8.7, c=dataclasses.replace(
+            curve, quiet=True)))
+
     def test_its_reach_stays_in_the_policy_state(self):
         taker = scan(2500)
         plan = utility.plan(factory.host([taker, self.neighbour(0.5)]), CFG)
