@@ -54,11 +54,17 @@ class TestCliffProbe(testtools.TestCase):
 
     def test_not_where_the_donor_was_measured_losing_more(self):
         # Measured 256 MiB smaller reading 8 MiB/s, 7.5 more than now
-        # (30 MiB/s per GiB): more than the scan would save.
+        # (30 MiB/s per GiB): more than the scan would save. No probe:
+        # the scan's cliff is out of reach of what the hot set would give
+        # for it, so what the scan holds saves nothing, and the hot set
+        # takes it.
         scan = test_first_reuse.scan(1500, actual_mb=1536)
         donor = dataclasses.replace(hot_set(), policy_state={
             utility.STATE_KEY: {'seen': [[2304, 0.0, 64, 900.0, 8.0, 3]]}})
-        self.assertEqual({}, self.moves(scan, donor))
+        moves = self.moves(scan, donor)
+        self.assertEqual(-(1536 - 384), moves[scan.uuid].delta_mb)
+        self.assertIn('value 0.000', moves[scan.uuid].reason)
+        self.assertNotIn('(probe)', moves[donor.uuid].reason)
 
     def test_not_where_the_donors_cannot_give_all_it_lacks(self):
         # Above its floor and used memory the hot set holds 192 MiB: a
