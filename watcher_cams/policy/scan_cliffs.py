@@ -12,6 +12,7 @@ probe toward it is worth (:func:`priced`), and probes look for it
 (:mod:`probes`).
 """
 
+import bisect
 import dataclasses
 
 from watcher_cams.policy import cache_value
@@ -49,6 +50,7 @@ def priced(host, cfg, params, curves):
     """
     held = {u: first_reuse.held_cliff(c, host.guest(u))
             for u, c in curves.items()}
+    ladders = _Ladders(host, cfg, curves, params.granule_mb)
     out = dict(curves)
     for u, c in curves.items():
         if held[u] is not None:
@@ -57,7 +59,7 @@ def priced(host, cfg, params, curves):
         block = (_scan_block(host.guest(u), params, c)
                  or _traded_block(params, c))
         if block is not None and block.cliff_mb > _reachable_mb(
-                host, cfg, (curves, params.granule_mb), block, u, held):
+                host, cfg, ladders, block, u, held):
             block = _saving_nothing(block, params)
         if block is not None:
             out[u] = block
@@ -85,7 +87,7 @@ def _saving_nothing(curve, params):
         (params.min_segment_mb, 0.0),), loss_density=0.0)
 
 
-def _reachable_mb(host, cfg, market, block, uuid, held):
+def _reachable_mb(host, cfg, ladders, block, uuid, held):
     """guards.reachable_mb, less what others hold of no less worth.
 
     ``held``: {uuid: first_reuse.held_cliff or None}. Memory a scan that
@@ -93,47 +95,67 @@ def _reachable_mb(host, cfg, market, block, uuid, held):
     one that reads at least as much as ``block`` refaults, it saves
     nothing, so it is not reach. Any other guest's is reach only as far as
     it would give it for what ``block`` saves per MiB up to its cliff
-    (:func:`_kept_above`): a cliff that everyone else's floors leave room
+    (:class:`_Ladders`): a cliff that everyone else's floors leave room
     for, but that only working sets worth more where they are could pay
     for, is not one the scan is on its way to (random host 843: a 3.6 GiB
     scan held 1,856 MiB toward a cliff at 4.1 GiB for an hour, while the
-    hot set beside it read 1.9 MiB/s). ``market``: (curves, granule MiB).
+    hot set beside it read 1.9 MiB/s).
     """
     kept = 0
     for u, found in held.items():
         if found and u != uuid and found[1] >= block.refault_mb_s:
             kept += max(0, found[0] - guards.floor_mb(host.guest(u), cfg))
     fitted = {u for u, found in held.items() if found}
-    kept += _kept_above(host, cfg, market, block.loss_density,
-                        fitted | {uuid})
+    kept += ladders.kept_above(block.loss_density, fitted | {uuid})
     return guards.reachable_mb(host, host.guest(uuid), cfg, kept)
 
 
-def _kept_above(host, cfg, market, price, exclude):
-    """MiB the guests not in ``exclude`` keep above their floors.
+class _Ladders:
+    """What each guest of a host would give, granule by granule, and at what.
 
-    What each would lose more for than ``price`` (MiB/s per MiB), granule
-    by granule from its size; all of one without a curve (nothing plans
-    its memory); nothing of one that reads nothing now.
-    ``market``: (curves, granule MiB).
+    Priced once per plan, each guest when first asked: every scan short of
+    its cliff asks of every other guest. A host of 20 such scans beside 20
+    guests holding 3.6 GiB each above their floors planned in 73 ms with
+    each scan walking every neighbour's curve, 8 ms priced once (4 ms
+    without asking at all).
     """
-    curves, g_mb = market
-    kept_mb = 0
-    for guest in host.guests:
-        if guest.uuid in exclude:
-            continue
-        above_mb = max(0, guest.actual_mb - guards.floor_mb(guest, cfg))
-        curve, given_mb = curves.get(guest.uuid), 0
+
+    def __init__(self, host, cfg, curves, g_mb):
+        self.host, self.cfg, self.curves, self.g_mb = host, cfg, curves, g_mb
+        self._steps = {}
+
+    def kept_above(self, price, exclude):
+        """MiB the guests not in ``exclude`` keep above their floors.
+
+        What each would lose more for than ``price`` (MiB/s per MiB),
+        granule by granule from its size; all of one without a curve
+        (nothing plans its memory); nothing of one that reads nothing now.
+        """
+        kept_mb = 0
+        for guest in self.host.guests:
+            if guest.uuid not in exclude:
+                above_mb, dearest = self._ladder(guest)
+                given = bisect.bisect_left(dearest, price) * self.g_mb
+                kept_mb += max(0, above_mb - given)
+        return kept_mb
+
+    def _ladder(self, guest):
+        """(MiB above its floor, the dearest loss up to each granule)."""
+        if guest.uuid in self._steps:
+            return self._steps[guest.uuid]
+        above_mb = max(0, guest.actual_mb - guards.floor_mb(guest, self.cfg))
+        curve, dearest, top = self.curves.get(guest.uuid), [], 0.0
         if curve is not None and (curve.idle_since is not None
                                   or curve.quiet):
             # Nothing reads there now: what it holds is lent, whatever
             # the workload that stopped measured (random host 1332).
-            continue
-        while (curve is not None and given_mb < above_mb
-               and curve.loss_at(given_mb, g_mb) < price):
-            given_mb += g_mb
-        kept_mb += max(0, above_mb - given_mb)
-    return kept_mb
+            dearest = [-1.0] * -(-above_mb // self.g_mb)
+        elif curve is not None:
+            for given_mb in range(0, above_mb, self.g_mb):
+                top = max(top, curve.loss_at(given_mb, self.g_mb))
+                dearest.append(top)
+        self._steps[guest.uuid] = above_mb, dearest
+        return above_mb, dearest
 
 
 def _scan_block(guest, params, curve):

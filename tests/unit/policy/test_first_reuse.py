@@ -459,20 +459,21 @@ class TestScanCliffs(testtools.TestCase):
         host = factory.host([costly])
 
         def kept(price_per_gib, c=curve):
-            return scan_cliffs._kept_above(
-                host, CFG, ({costly.uuid: c}, 64), price_per_gib / 1024,
-                set())
+            return scan_cliffs._Ladders(
+                host, CFG, {costly.uuid: c}, 64).kept_above(
+                    price_per_gib / 1024, set())
         # 9.1 MiB/s per GiB of all it holds above its floor (384 MiB).
         self.assertEqual(2048 - 384, kept(8.7))
         self.assertEqual(0, kept(9.2))
         # Without a curve nothing plans its memory; excluded, it counts
         # for nothing.
         self.assertEqual(2048 - 384, kept(9.2, c=None))
-        self.assertEqual(0, scan_cliffs._kept_above(
-            host, CFG, ({costly.uuid: curve}, 64), 0.0, {costly.uuid}))
+        self.assertEqual(0, scan_cliffs._Ladders(
+            host, CFG, {costly.uuid: curve}, 64).kept_above(
+                0.0, {costly.uuid}))
         # One that reads nothing now lends what it holds, whatever the
         # workload that stopped measured (random host 1332).
-        self.assertEqual(0, kept(8.7, c=dataclasses.replace(
+        self.assertEqual(0, kept(0.0, c=dataclasses.replace(
             curve, quiet=True)))
 
     def test_its_reach_stays_in_the_policy_state(self):
