@@ -135,8 +135,8 @@ class _Ladders:
         for guest in self.host.guests:
             if guest.uuid not in exclude:
                 above_mb, dearest = self._ladder(guest)
-                given = bisect.bisect_left(dearest, price) * self.g_mb
-                kept_mb += max(0, above_mb - given)
+                given_mb = bisect.bisect_left(dearest, price) * self.g_mb
+                kept_mb += max(0, above_mb - given_mb)
         return kept_mb
 
     def _ladder(self, guest):
