@@ -60,6 +60,9 @@ IDLE_MB_S = 0.001
 # Reads at a size measured before that moved by more than this share are
 # of another workload (see of_this_phase).
 PHASE_SHARE = 0.5
+# Standard errors by which one window's reads at a measured size show a
+# new workload (see _moved_off): one window in ~16,000 by chance.
+PHASE_SIGMAS = 4.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -629,7 +632,8 @@ def of_this_phase(seen, size_mb, disk_mb_s, params, window_reads=None):
         slack = max(READ_MB_S,
                     PHASE_SHARE * max(x.disk_mb_s, disk_mb_s))
         if abs(x.size_mb - size_mb) < params.granule_mb:
-            if abs(x.disk_mb_s - disk_mb_s) > slack:
+            if abs(x.disk_mb_s - disk_mb_s) > slack or _moved_off(
+                    x, disk_mb_s, window_reads):
                 return ()
             kept.append(x)
             continue
@@ -644,6 +648,28 @@ def of_this_phase(seen, size_mb, disk_mb_s, params, window_reads=None):
         if not (less_with_less or more_with_more):
             kept.append(x)
     return tuple(kept)
+
+
+def _moved_off(here, disk_mb_s, window_reads):
+    """Whether one window's reads left a measurement at its size.
+
+    ``here``: the measurement (Seen) at the window's size; ``disk_mb_s``:
+    the window's reads. By more than chance (PHASE_SIGMAS, where the host
+    counted the window's read requests) and more than as many of the
+    measurement's own windows' spread (Seen.window_sd: a scan wrapping
+    through its active list varies by more than chance). PHASE_SHARE alone
+    missed a scan at 2.0 MiB/s turned into a uniform reader at 3.1 at the
+    same size (random host 19): ten windows of the scan outweighed the
+    new workload's for five cycles, and valued its cache at nothing.
+    """
+    if not window_reads or here.window_sd() is None:
+        return False
+    window = Seen(here.size_mb, 0.0, 0.0, 0.0, disk_mb_s)
+    moved = abs(here.disk_mb_s - disk_mb_s)
+    chance = max(READ_MB_S, max(here.disk_mb_s, disk_mb_s) * read_noise_share(
+        here, window, window_reads, PHASE_SIGMAS))
+    return (moved > chance
+            and moved > PHASE_SIGMAS * spread_error(here, window))
 
 
 def with_seen(seen, new, window_s, params):

@@ -267,6 +267,29 @@ class TestOfThisPhase(testtools.TestCase):
         self.assertEqual((here,), mrc.of_this_phase(
             (here, self.LARGER), 405, 5.0, params, 300.0))
 
+    def test_one_window_that_left_its_size_begins_a_phase(self):
+        # Random host 19: ten windows of a scan read 2.0 MiB/s at 2,048
+        # MiB, each as much as the last; a uniform reader since reads 3.07
+        # there, less than PHASE_SHARE away, in 184 requests a window.
+        steady = mrc.Seen(2048, 0.0, 64.0, 2400.0, 2.0, count=10.0,
+                          square=4.0)
+        params = utility.UtilityParams()
+
+        def kept(here, window_reads, disk_mb_s=3.07):
+            return mrc.of_this_phase((here,), 2048, disk_mb_s, params,
+                                     window_reads)
+        self.assertEqual((), kept(steady, 184.0))
+        # Without the host's count, or as few requests as chance moves
+        # that much, or windows that spread as far: the same workload.
+        self.assertEqual((steady,), kept(steady, None))
+        self.assertEqual((steady,), kept(steady, 40.0))
+        spread = dataclasses.replace(steady, square=4.0 + 0.3 ** 2 * 0.9)
+        self.assertEqual((spread,), kept(spread, 184.0))
+        self.assertEqual((), kept(spread, 184.0, disk_mb_s=3.5))
+        # One window at that size before: no spread known, kept.
+        once = dataclasses.replace(steady, count=1.0, square=None)
+        self.assertEqual((once,), kept(once, 184.0))
+
     def test_the_host_only_curve_drops_it(self):
         # The window's 2,400 requests over 60 s read 40 MiB/s of 1 MiB.
         guest = agentless(1, actual_mb=405, used_mb=256, read_mb_s=5.0,
