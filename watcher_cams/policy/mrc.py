@@ -616,7 +616,8 @@ def of_this_phase(seen, size_mb, disk_mb_s, params, window_reads=None):
 
     With nothing but disk reads to go by, a phase change shows as reads
     that no longer fit the curve: at this size, reads that moved by more
-    than PHASE_SHARE (the whole curve is of another workload: all go);
+    than PHASE_SHARE, or beyond chance and spread (:func:`_moved_off`):
+    the whole curve is of another workload, and all go;
     elsewhere, a point that would make the curve rise with size (reading
     less with less memory, or more with more) is of another workload:
     by more than PHASE_SHARE, or where the host counted the window's read
