@@ -59,17 +59,25 @@ class Reach:
     scanned_mb: float = None
 
     def to_state(self):
-        """The policy state's entries (utility._remember)."""
-        return {k: round(v, 1) for k, v in dataclasses.asdict(self).items()
-                if v is not None}
+        """The policy state's entries (utility._remember).
+
+        By name, not dataclasses.asdict: every guest's plan writes them,
+        and asdict's deep copy was a twentieth of utility mode's planning
+        time on 500 hosts (bench-plan).
+        """
+        return {k: round(getattr(self, k), 1) for k in _STATE_FIELDS
+                if getattr(self, k) is not None}
+
+
+# The Reach fields the policy state keeps, in Reach's order.
+_STATE_FIELDS = ('fresh_mb', 'reuse_mb', 'scanned_mb')
 
 
 def remembered(state):
     """The Reach a guest's policy state (a dict) keeps; junk is dropped."""
     if not isinstance(state, dict):
         return Reach()
-    return Reach(*(_mb(state.get(k))
-                   for k in ('fresh_mb', 'reuse_mb', 'scanned_mb')))
+    return Reach(*(_mb(state.get(k)) for k in _STATE_FIELDS))
 
 
 def _mb(value):
