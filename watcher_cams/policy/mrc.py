@@ -669,8 +669,7 @@ def _moved_off(here, disk_mb_s, window_reads):
     moved = abs(here.disk_mb_s - disk_mb_s)
     chance = max(READ_MB_S, max(here.disk_mb_s, disk_mb_s) * read_noise_share(
         here, window, window_reads, PHASE_SIGMAS))
-    return (moved > chance
-            and moved > PHASE_SIGMAS * spread_error(here, window))
+    return moved > chance and not within_spread(here, window, PHASE_SIGMAS)
 
 
 def with_seen(seen, new, window_s, params):
