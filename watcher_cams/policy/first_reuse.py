@@ -99,9 +99,10 @@ def tracked(reach, guest, r, reads_mb_s):
     it read until then, and the part of that window's reads that were not
     re-reads, is the reach, if it exceeds the guest's cache by a window's
     reads at least and lies within what its shadow entries can remember
-    (its file LRU and mrc.SHADOW_REACH more). The next window that
-    refaults confirms it if it re-reads as a scan does (SCAN_SHARE:
-    ``scanned_mb``), and drops it otherwise (see :func:`unconfirmed`); a
+    (its file LRU and mrc.SHADOW_REACH more). That window confirms it if
+    it re-reads as a scan does (SCAN_SHARE: ``scanned_mb``; its pass came
+    round early in it); otherwise the next window that refaults confirms
+    it so, or drops it (see :func:`unconfirmed`); a
     confirmed reach goes too once a window re-reads as no scan does
     (:func:`_rereads_checked`); while a confirmed reach lies beyond the
     guest's shadow entries
@@ -137,6 +138,10 @@ def tracked(reach, guest, r, reads_mb_s):
         # the pass began is unknown (a stream before it, or a past
         # phase's reads).
         return Reach()
+    if rereads_as_scan(read_mb, refault_mb, activated_mb):
+        # No reader of random blocks re-reads so in the window its first
+        # re-read falls in: its refaults begin with a block now and then.
+        return Reach(reuse_mb=reuse, scanned_mb=reuse)
     return Reach(reuse_mb=reuse)
 
 
@@ -187,12 +192,14 @@ def rereads_as_scan(read, refault, activated):
 
 
 def unconfirmed(curve):
-    """Whether a guest's reach was placed by this very window's re-reads.
+    """Whether a guest's reach was placed, unconfirmed, by this window.
 
-    Only the next window tells a scan (it re-reads all it reads) from a
-    reader of random blocks over far more than it caches (it re-reads a
-    block now and then, and its reach is none): meanwhile the guest
-    gives nothing, so that its cache still shows the scan's refaults.
+    Where the window that placed it did not re-read as a scan does (its
+    pass came round late in it), only the next window tells a scan (it
+    re-reads all it reads) from a reader of random blocks over far more
+    than it caches (it re-reads a block now and then, and its reach is
+    none): meanwhile the guest gives nothing, so that its cache still
+    shows the scan's refaults.
     ``curve``: its cache_value.ValueCurve.
     """
     return (curve.reach.reuse_mb is not None
