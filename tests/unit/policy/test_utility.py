@@ -776,6 +776,30 @@ class TestMeasurementMemory(testtools.TestCase):
         self.assertIn('(host-measured)', moves[was_larger.uuid].reason)
         self.assertIn('(host-measured)', moves[self.donor.uuid].reason)
 
+    def test_a_measured_gain_outbids_a_thrashing_scan_s_claim(self):
+        # At 2304 MiB the taker read 0.5 MiB/s less: 2 MiB/s per GiB,
+        # host-measured. The donor refaults all it reads and its kernel
+        # activates every refault: a scan a little larger than its cache,
+        # whose counters alone price its memory at 1.83, within
+        # value_band of that. The move goes, and the next window
+        # measures the claim.
+        taker = factory.guest(1, read_mb_s=2.0,
+                              refault_s=factory.pages_s(0.25),
+                              activate_s=factory.pages_s(0.1))
+        measured = remembering(taker, self.seen(2304, 0.0, 64, disk=1.5))
+        scan = factory.guest(2, read_mb_s=1.6,
+                             refault_s=factory.pages_s(1.6),
+                             activate_s=factory.pages_s(1.6))
+        self.assertAlmostEqual(1.83, utility.value_curve(
+            scan, CFG).loss_density * 1024, places=2)
+        self.assertEqual(256, self.deltas(scan, measured)[measured.uuid])
+        # The same claim from a guest that hits some of what it reads
+        # (half its reads no refault): the band holds.
+        hits = factory.guest(2, read_mb_s=3.0,
+                             refault_s=factory.pages_s(1.6),
+                             activate_s=factory.pages_s(1.6))
+        self.assertEqual({}, self.deltas(hits, measured))
+
     def test_a_flat_step_before_refaulting_reads_is_a_cliff(self):
         # A scan over more than it can cache: every read is a refault, and
         # 512 MiB more saved nothing. The refaults say its data is within
