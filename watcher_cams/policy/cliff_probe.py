@@ -91,7 +91,9 @@ def _active_room_mb(guest, cfg, params, curve):
     Its floor and its used memory with the floor margin
     (cache_value.kept_mb without an active list), within this cycle's
     step. Nothing from a guest whose window a resize blurs, whose cache
-    still fills (nothing it evicted came back yet), whose reuse has not
+    still fills (nothing it evicted came back yet; not one with less than
+    a granule of free memory left, whose last few MiB trickle in: it
+    evicts as a full cache does), whose reuse has not
     shown (first_pass), that holds a scan's cliff itself, that stalls on
     memory (cache_value.stalled_on_memory), or that has no guest
     agent (no active list is known; it gives what its curve lets it).
@@ -102,8 +104,10 @@ def _active_room_mb(guest, cfg, params, curve):
     MiB of it to a 2 MiB/s scan, and read 4.6 MiB/s; on host 246 a
     quarter of such a cache fitted a scan and saved twice what it cost).
     """
-    if (guest.host_only or curve.resized or curve.filling
-            or curve.first_pass or curve.held_cliff is not None
+    if (guest.host_only or curve.resized
+            or (curve.filling and curve.free_mb >= params.granule_mb)
+            or curve.first_pass
+            or curve.held_cliff is not None
             or first_reuse.unconfirmed(curve)
             or cache_value.stalled_on_memory(guest, params)):
         return 0

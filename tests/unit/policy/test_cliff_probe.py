@@ -4,6 +4,7 @@ import testtools
 
 from tests.unit import factory
 from tests.unit.policy import test_first_reuse
+from tests.unit.policy import test_utility
 from watcher_cams.policy import guards
 from watcher_cams.policy import utility
 
@@ -82,6 +83,21 @@ class TestCliffProbe(testtools.TestCase):
         moves = self.moves(scan, filling)
         self.assertNotIn('short of its cliff',
                          ''.join(m.reason for m in moves.values()))
+
+    def test_from_a_full_cache_that_grew_by_a_trickle(self):
+        # It grew 16 MiB over the window, more than half its 30 MiB of
+        # reads: filling by that count, but with no free memory left to
+        # fill it evicts as a full cache does (random host 1167: a uniform
+        # reader that fitted, its last few MiB trickling in, kept a 4 MiB/s
+        # scan 576 MiB short of its cliff for 90 minutes).
+        scan = test_first_reuse.scan(1500, actual_mb=1536)
+        trickle = test_utility.grown_cache(hot_set(), 0, grew_mb=16)
+        curve = utility.value_curve(trickle, CFG)
+        self.assertTrue(curve.filling)
+        self.assertLess(curve.free_mb, utility.UtilityParams().granule_mb)
+        moves = self.moves(scan, trickle)
+        self.assertEqual(256, moves[scan.uuid].delta_mb)
+        self.assertIn('short of its cliff', moves[scan.uuid].reason)
 
     def test_not_from_a_guest_stalled_on_memory(self):
         scan = test_first_reuse.scan(1500, actual_mb=1536)
