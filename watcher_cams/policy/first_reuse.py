@@ -99,13 +99,13 @@ def tracked(reach, guest, r, reads_mb_s):
     it read until then, and the part of that window's reads that were not
     re-reads, is the reach, if it exceeds the guest's cache by a window's
     reads at least and lies within what its shadow entries can remember
-    (its file LRU and mrc.SHADOW_REACH more). That window confirms it if
-    it re-reads as a scan does (SCAN_SHARE: ``scanned_mb``; its pass came
-    round early in it); otherwise the next window that refaults confirms
-    it so, or drops it (see :func:`unconfirmed`); a
-    confirmed reach goes too once a window re-reads as no scan does
-    (:func:`_rereads_checked`); while a confirmed reach lies beyond the
-    guest's shadow entries
+    (its file LRU and mrc.SHADOW_REACH more): :func:`_placed`. That
+    window confirms it if it re-reads as a scan does (SCAN_SHARE:
+    ``scanned_mb``; its pass came round early in it); otherwise the next
+    window that refaults confirms it so, or drops it (see
+    :func:`unconfirmed`); a confirmed reach goes too once a window
+    re-reads as no scan does (:func:`_rereads_checked`); while a
+    confirmed reach lies beyond the guest's shadow entries
     (:func:`beyond_shadows`), a window without a refault begins no first
     pass.
     """
@@ -127,7 +127,17 @@ def tracked(reach, guest, r, reads_mb_s):
             # Re-read as a reader of random blocks does, not as a scan.
             return Reach()
         return reach
-    reuse = reach.fresh_mb + read_mb - refault_mb
+    return _placed(reach.fresh_mb, guest, (read_mb, refault_mb, activated_mb))
+
+
+def _placed(fresh_mb, guest, window):
+    """The Reach a first pass's end places, or Reach() where none.
+
+    ``fresh_mb``: what the pass read before the ``window`` (MiB read,
+    refaulted, activated) whose refaults ended it.
+    """
+    read_mb, refault_mb, activated_mb = window
+    reuse = fresh_mb + read_mb - refault_mb
     if reuse < guest.sample.file_lru_mb + WINDOW_MB:
         # Re-read as soon as its cache was full: a reader of random
         # blocks (or a claim), not a scan whose reach shows.
