@@ -49,7 +49,7 @@ def _cheapest_probe_donor(curves, down, need_mb, taker):
     return donor, loss, room
 
 
-def _measured_slope_below(curve, noise_share):
+def measured_slope_below(curve, noise_share):
     """Reads saved per MiB from the nearest smaller measured size, or None.
 
     Between that size and this one: an upper bound of the next MiB's worth
@@ -239,7 +239,7 @@ def _probe_bound(curve, guest, cfg, params):
     restored = _restore_bound(curve, room, params)
     if restored is not None:
         return restored
-    slope = _measured_slope_below(curve, mrc.NOISE_SHARE)
+    slope = measured_slope_below(curve, mrc.NOISE_SHARE)
     if slope is not None and slope > curve.density_at(0)[0] * (
             1 + params.value_band):
         return slope, g_mb
@@ -261,7 +261,7 @@ def _host_only_bound(curve, room, params):
     under a workload since replaced (host_only.restore_target), in one
     step: smaller steps measure nothing of a scan that fits only there.
     """
-    slope = _measured_slope_below(curve, 0.0)
+    slope = measured_slope_below(curve, 0.0)
     if slope is not None and slope > curve.density_at(0)[0] * (
             1 + params.value_band):
         found = slope, host_only.next_step_mb(curve, room, params)
@@ -461,7 +461,7 @@ def _flat_beyond_probes(curve, guest, cfg, params):
     return (guest.host_only and not (curve.resized or curve.filling)
             and curve.disk_mb_s >= mrc.READ_MB_S
             and host_only.explore_bound(curve, params) is None
-            and not _measured_slope_below(curve, 0.0)
+            and not measured_slope_below(curve, 0.0)
             and not any(x.size_mb >= curve.size_mb + params.granule_mb / 2
                         for x in curve.seen)
             and guards.room_up(guest, cfg) >= WIDE_GRANULES

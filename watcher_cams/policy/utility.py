@@ -32,7 +32,8 @@ tries in turn:
    disk and never from a donor whose zero value is not evidence yet.
 5. A wide probe (:func:`probes.wide_probe`): memory nobody was seen to use,
    in one step, toward a guest without an agent whose probes measured no
-   fall (a cliff further than a step).
+   fall (a cliff further than a step); or a step past every size such a
+   guest was measured reading as much at (:func:`flat_search.search`).
 
 A resize echoes in the counters for a while (a guest shrunk refaults what
 it lost, one grown is still filling), so within the rate window after a
@@ -47,6 +48,7 @@ from watcher_cams.policy import cliff_probe
 from watcher_cams.policy import cliff_trade
 from watcher_cams.policy import exchange
 from watcher_cams.policy import first_reuse
+from watcher_cams.policy import flat_search
 from watcher_cams.policy import given_back
 from watcher_cams.policy import guards
 from watcher_cams.policy import host_only
@@ -530,7 +532,8 @@ def plan(host: model.HostView, cfg: guards.GuardConfig,
                  or probes.stream_probe(host, cfg, params, curves, rooms)
                  or cliff_probe.cliff_probe(host, cfg, params, curves, rooms)
                  or _tie_break(host, cfg, params, curves)
-                 or probes.wide_probe(host, cfg, params, curves, rooms))
+                 or probes.wide_probe(host, cfg, params, curves, rooms)
+                 or flat_search.search(host, cfg, params, curves, rooms))
         if other is not None:
             other.policy_state = states
             return other

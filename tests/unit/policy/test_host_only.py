@@ -181,6 +181,46 @@ class TestHostOnlyGuests(testtools.TestCase):
             self.assertLessEqual(moved.get(flat.uuid, 0), 64)
             self.assertNotIn('gave as much', str(plan.moves))
 
+    def test_a_search_goes_past_every_size_measured_flat(self):
+        # Measured reading as much from 1,536 to 2,304 MiB: a stream, or a
+        # scan whose cliff lies past 2,304. The step goes as far past it
+        # again (768 MiB), from memory nobody uses.
+        flat = agentless(1, read_mb_s=3.0, seen=[(1536, 3.0, 300),
+                                                 (2304, 3.0, 120)])
+        empty = agentless(2, actual_mb=3072, read_mb_s=0.0, cache_mb=256)
+        moved, plan = deltas(flat, empty)
+        self.assertEqual({flat.uuid: 1024, empty.uuid: -1024}, moved)
+        self.assertIn('past every size', plan.moves[0].reason)
+        # Not from a guest grown by a probe that still fills what it was
+        # given: no window measured that step yet.
+        grown = agentless(2, actual_mb=3072, read_mb_s=2.0, cache_mb=256)
+        grown.policy_state[utility.STATE_KEY] = {
+            'last_resize': [grown.sample.timestamp - 120, 1]}
+        moved, plan = deltas(flat, grown)
+        self.assertNotIn('past every size', str(plan.moves))
+
+    def test_a_search_takes_only_cheap_measured_memory(self):
+        flat = agentless(1, read_mb_s=6.0, seen=[(1536, 6.0, 300),
+                                                 (2304, 6.0, 120)])
+        # Measured 1,024 MiB smaller reading 0.2 MiB/s more: 1,024 MiB
+        # of it cost 0.2 MiB/s, within a twentieth of the 6 MiB/s the
+        # search may save; 0.5 MiB/s more is not.
+        for extra, given in ((0.2, 1024), (0.5, 0)):
+            priced = agentless(2, actual_mb=3072, read_mb_s=1.0,
+                               seen=[(2048, 1.0 + extra, 300)])
+            with_max = dataclasses.replace(priced, max_mb=3072)
+            moved, _ = deltas(flat, with_max)
+            self.assertEqual(given, moved.get(flat.uuid, 0))
+        # Nor what only an estimate prices (a guest never measured
+        # smaller), nor what a size that read less prices at nothing (a
+        # workload since changed).
+        for seen in ((), [(2048, 0.5, 300)]):
+            donor = dataclasses.replace(
+                agentless(2, actual_mb=3072, read_mb_s=1.0, seen=seen),
+                max_mb=3072)
+            moved, plan = deltas(flat, donor)
+            self.assertNotIn('past every size', str(plan.moves))
+
     def test_the_policies_that_need_counters_leave_them_alone(self):
         donor = agentless(2, read_mb_s=0.0, cache_mb=100)
         host = factory.host([self.taker, donor])

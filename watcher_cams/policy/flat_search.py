@@ -1,0 +1,124 @@
+"""A search past every size a flat reader without an agent held.
+
+A guest without a guest agent is measured only by its reads at the sizes
+it held (:mod:`host_only`). One that read as much at every one of them
+is a stream over far more data than it caches, or a scan whose cliff
+lies past the largest: nothing but its reads at a size past that one
+tells the two apart, and the probes (:mod:`probes`) stop short of it:
+single steps measure nothing, and a wide probe goes no further than the
+largest size once measured. This step goes there, as far again as the
+span already measured flat, so a cliff a few GiB away is found in a few
+steps, each measured before the next; the water-filling (:mod:`utility`)
+takes back a step that did not pay.
+"""
+
+from watcher_cams.policy import guards
+from watcher_cams.policy import host_only
+from watcher_cams.policy import mrc
+from watcher_cams.policy import probes
+
+
+def search(host, cfg, params, curves, rooms):
+    """A step past every size a flat reader without an agent held, or None.
+
+    As far past it again as the span measured flat (at least
+    probes.WIDE_GRANULES), so each step doubles the span searched (random
+    host 173 without agents: a 1,382 MiB scan measured flat from 384 to
+    1,536 MiB read 6 MiB/s for the rest of the run). Toward the guest
+    that reads most per MiB of its step, from the cheapest memory its
+    donors' curves price (:func:`_search_room_mb`), where all of it costs
+    them at most probes.NEW_WORKLOAD_COST_SHARE of the taker's reads: a
+    scan that fits saves all of them for as long as it runs, a stream
+    gives the step back within a few windows.
+    """
+    steps = {u: _search_step_mb(c, host.guest(u), cfg, params)
+             for u, c in curves.items()}
+    taker = max((u for u, mb in steps.items() if mb),
+                key=lambda u: curves[u].disk_mb_s / steps[u], default=None)
+    if taker is None:
+        return None
+    step = steps[taker]
+    down = {u: _search_room_mb(curves[u], rooms[u], params)
+            for u in curves if u != taker}
+    donors, loss = probes.probe_donors(curves, down, taker, step, params)
+    budget = probes.NEW_WORKLOAD_COST_SHARE * curves[taker].disk_mb_s
+    if sum(donors.values()) < step or loss * step > budget:
+        return None
+    why = ('utility (%s): %d MiB priced at %.3f MiB/s per GiB, past every '
+           'size a guest was measured reading as much at'
+           % (probes.PROBE, step, loss * 1024))
+    return probes.probe_plan(host, cfg, donors, taker, why)
+
+
+def _search_room_mb(curve, room_mb, params):
+    """MiB of ``room_mb`` (whole granules) a search may take.
+
+    As far as its curve prices it (HostOnlyCurve.loss_at: free memory its
+    cache left unused, an idle guest's, or down to a size it was measured
+    at), not what only an estimate prices: a local slope is a guess for a
+    granule, not for the several a search step takes. Only its free
+    memory from a guest that stopped reading (its cache is kept for its
+    return, as probes._free_room_mb keeps it) or that read less at a smaller
+    size than now (a workload since changed). Nothing from a guest grown
+    and still filling what it was given (:func:`_not_measured_since_grown`).
+    """
+    if _not_measured_since_grown(curve):
+        return 0
+    g_mb = params.granule_mb
+    mb = int(room_mb - room_mb % g_mb)
+    if curve.idle_since is not None or _read_less_below(curve):
+        mb = min(mb, int(curve.free_mb - curve.free_mb % g_mb))
+    while mb >= g_mb and curve.loss_at(0, mb) == host_only.UNKNOWN:
+        mb -= g_mb
+    return max(0, mb)
+
+
+def _not_measured_since_grown(curve):
+    """Whether a guest grown still fills what it was given.
+
+    Until its cache holds it, no window measured what the step saved, and
+    its free memory is what the step gave it, not memory it left unused.
+    """
+    return curve.resized > 0 or (
+        curve.filling and curve.last_resize is not None
+        and curve.last_resize[1] > 0)
+
+
+def _read_less_below(curve):
+    """Whether a smaller size it was measured at read less than now."""
+    here = curve.here
+    return here is not None and any(
+        x.size_mb < curve.size_mb
+        and x.disk_mb_s < (1 - mrc.NOISE_SHARE) * here.disk_mb_s
+        for x in curve.seen)
+
+
+def _reads_flat(curve, guest, params):
+    """Whether a guest without an agent read as much at every size it held.
+
+    Measured at its size, clean, reading from disk, and measured at
+    another size (host_only.explore_bound) with no fall in its reads
+    below it.
+    """
+    return (guest.host_only and not (curve.resized or curve.filling)
+            and curve.here is not None
+            and curve.disk_mb_s >= mrc.READ_MB_S
+            and host_only.explore_bound(curve, params) is None
+            and not probes.measured_slope_below(curve, 0.0))
+
+
+def _search_step_mb(curve, guest, cfg, params):
+    """MiB of a search step toward this guest, or 0."""
+    if not _reads_flat(curve, guest, params):
+        return 0
+    here = curve.here
+    flat = [x.size_mb for x in curve.seen
+            if curve.measured_slope(here, x) == 0.0
+            and abs(x.disk_mb_s - here.disk_mb_s)
+            <= mrc.NOISE_SHARE * here.disk_mb_s] + [curve.size_mb]
+    top = max(flat)
+    span = max(probes.WIDE_GRANULES * params.granule_mb, top - min(flat))
+    target = top + span
+    step = min(guards.room_up(guest, cfg), target - curve.size_mb)
+    step -= step % params.granule_mb
+    return step if curve.size_mb + step > top else 0
