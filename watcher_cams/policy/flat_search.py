@@ -93,23 +93,9 @@ def _read_less_below(curve):
         for x in curve.seen)
 
 
-def _reads_flat(curve, guest, params):
-    """Whether a guest without an agent read as much at every size it held.
-
-    Measured at its size, clean, reading from disk, and measured at
-    another size (host_only.explore_bound) with no fall in its reads
-    below it.
-    """
-    return (guest.host_only and not (curve.resized or curve.filling)
-            and curve.here is not None
-            and curve.disk_mb_s >= mrc.READ_MB_S
-            and host_only.explore_bound(curve, params) is None
-            and not probes.measured_slope_below(curve, 0.0))
-
-
 def _search_step_mb(curve, guest, cfg, params):
     """MiB of a search step toward this guest, or 0."""
-    if not _reads_flat(curve, guest, params):
+    if curve.here is None or not probes.reads_flat(curve, guest, params):
         return 0
     here = curve.here
     flat = [x.size_mb for x in curve.seen

@@ -456,12 +456,21 @@ def _doubling_room_mb(curve, room_mb, params):
                min(room_mb, gave_flat))
 
 
-def _flat_beyond_probes(curve, guest, cfg, params):
-    """Whether a wide probe may go toward this guest (see wide_probe)."""
+def reads_flat(curve, guest, params):
+    """Whether a guest without an agent read as much at every size it held.
+
+    Clean, reading from disk, measured at another size
+    (host_only.explore_bound) and its reads no lower there than here.
+    """
     return (guest.host_only and not (curve.resized or curve.filling)
             and curve.disk_mb_s >= mrc.READ_MB_S
             and host_only.explore_bound(curve, params) is None
-            and not measured_slope_below(curve, 0.0)
+            and not measured_slope_below(curve, 0.0))
+
+
+def _flat_beyond_probes(curve, guest, cfg, params):
+    """Whether a wide probe may go toward this guest (see wide_probe)."""
+    return (reads_flat(curve, guest, params)
             and not any(x.size_mb >= curve.size_mb + params.granule_mb / 2
                         for x in curve.seen)
             and guards.room_up(guest, cfg) >= WIDE_GRANULES
