@@ -33,6 +33,7 @@ page cache count for what it saves, as measured, and nothing else.
 import dataclasses
 
 from watcher_cams.policy import cache_value
+from watcher_cams.policy import fill_curve
 from watcher_cams.policy import given_back
 from watcher_cams.policy import mrc
 
@@ -52,6 +53,10 @@ class HostOnlyCurve(cache_value.ValueCurve):
     """
 
     prior: float = 0.0
+    # Its exploration prior as a donor: reads lost per MiB (_priors).
+    prior_loss: float = 0.0
+    # What its reads did while its cache last filled (fill_curve).
+    fill: fill_curve.Fill = fill_curve.Fill()
     # Read requests in the current window (None: unknown).
     window_reads: float = None
 
@@ -82,7 +87,7 @@ class HostOnlyCurve(cache_value.ValueCurve):
             return self.segments[0][1]
         if self.disk_mb_s < mrc.READ_MB_S and not self.quiet:
             return UNKNOWN
-        return self.prior
+        return self.prior_loss
 
     def loss_is_measured(self, given_mb, amount_mb):
         return self.loss_at(given_mb, amount_mb) != UNKNOWN
@@ -125,6 +130,8 @@ def value_curve(guest, r, cfg, params):
     restore = None if idle is not None else restore_target(
         guest, (seen, kept), disk, params)
     lent = given_back.lent_mb(guest, disk < mrc.READ_MB_S)
+    fill = fill_curve.measured(guest, disk, (filling, resized),
+                               bool(seen) and not kept)
     if idle is not None:
         seen = ()
     elif not filling and not resized:
@@ -148,8 +155,26 @@ def value_curve(guest, r, cfg, params):
         free_mb=spare_mb, quiet=quiet,
         no_loss_mb=max(spare_mb, cache_value.step_mb(
             guest, cfg, free_mb) if quiet else 0.0),
-        prior=disk / max(s.file_lru_mb, params.min_segment_mb),
+        **_priors(disk, s.file_lru_mb, fill, params), fill=fill,
         window_reads=window_reads, restore_mb=restore, lent_mb=lent)
+
+
+def _priors(disk_mb_s, cache_mb, fill, params):
+    """The exploration priors: what a MiB more saves, and less loses.
+
+    Its reads per MiB of cache it holds: a guess that ranks a reader over
+    far more data than it caches with one whose hot set it lacks and with
+    a scan whose cliff lies a cache further. Where its reads fell as its
+    cache last filled (fill_curve), measured by the host, what they saved
+    per MiB is what more may save; on a concave curve, no less than what
+    the last MiB it holds saves, so it prices what it gives at most. A
+    fill that showed no reuse says nothing: a scan's first pass reads as
+    flat as a stream, whatever lies beyond.
+    """
+    guess = disk_mb_s / max(cache_mb, params.min_segment_mb)
+    if not fill.slope:
+        return dict(prior=guess, prior_loss=guess)
+    return dict(prior=fill.slope, prior_loss=min(guess, fill.slope))
 
 
 def restore_target(guest, measured, disk_mb_s, params):

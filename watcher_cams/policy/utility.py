@@ -47,6 +47,7 @@ from watcher_cams.policy import cams
 from watcher_cams.policy import cliff_probe
 from watcher_cams.policy import cliff_trade
 from watcher_cams.policy import exchange
+from watcher_cams.policy import fill_curve
 from watcher_cams.policy import first_reuse
 from watcher_cams.policy import flat_search
 from watcher_cams.policy import given_back
@@ -490,6 +491,8 @@ def _remember(host, curves):
         if c.activated_base is not None:
             state[stale_active.BASE_KEY] = c.activated_base
         given_back.remember(state, c)
+        if isinstance(c, host_only.HostOnlyCurve):
+            fill_curve.remember(state, c.fill)
         if c.confirmed_at is not None:
             state['confirmed_at'] = c.confirmed_at
         if c.phase_at is not None:

@@ -1,0 +1,138 @@
+"""What a cache's reads did while it filled: a host-measured slope.
+
+While a cache fills, nothing is evicted: it holds every block its guest
+read since the fill began, and a read hits only a block read before. So
+the disk reads the host measured at each cache size it passed are the
+guest's miss-ratio curve there, measured for free: a hot/cold reader's
+fall steeply as its hot set comes in, a reader over far more data than
+it caches and a scan larger than its cache read as much all along. A
+guest without a guest agent has no other sign of which of its neighbours
+more memory helps before a probe measures it; the fill's slope orders
+those probes (host_only.HostOnlyCurve.prior), and prices nothing.
+
+Only the fill's last MIN_SPAN_MB or so count: the next MiB is worth what
+the last ones saved, not what the first did (a hot/cold reader's reads
+fall steeply until its hot set is in, then hardly at all). Kept in
+utility mode's policy state: the fill's recent windows (the cache's mean
+size over each, its reads), then, once the cache stopped filling, the
+slope from the latest at least MIN_SPAN_MB below the full cache (MiB/s
+saved per MiB). A resize ends a fill unmeasured; a new workload forgets
+the slope.
+"""
+
+import dataclasses
+import math
+
+from watcher_cams.policy import mrc
+
+POINTS_KEY = 'fill_points'
+SLOPE_KEY = 'fill_slope'
+# A fill over fewer MiB than this measures no slope: a few windows' noise.
+MIN_SPAN_MB = 128
+# A fall of the reads within this many standard deviations of chance
+# shows no reuse (see _noise_share).
+FILL_SIGMAS = 2.0
+# More windows than a fill keeps (see _recent) are junk in the state.
+MAX_POINTS = 64
+
+
+@dataclasses.dataclass(frozen=True)
+class Fill:
+    """A fill's recent windows ((cache MiB, reads MiB/s), ...), its slope.
+
+    ``slope``: reads saved per MiB over its last span (0.0 within the
+    noise).
+    """
+
+    points: tuple = ()
+    slope: float = None
+
+
+def measured(guest, disk_mb_s, window, new_phase):
+    """This window's Fill of the guest.
+
+    ``window``: (whether its cache is filling, whether it was resized in
+    the window); ``new_phase``: its reads at this size moved (a new
+    workload: mrc.of_this_phase dropped what was measured).
+    """
+    filling, resized = window
+    before = _remembered(guest)
+    kept = Fill(slope=None if new_phase else before.slope)
+    if resized:
+        return kept
+    if filling:
+        return dataclasses.replace(kept, points=_recent(before.points + (
+            (_mean_cache_mb(guest), disk_mb_s),)))
+    cache_mb = guest.sample.file_lru_mb
+    below = [p for p in before.points if p[0] <= cache_mb - MIN_SPAN_MB]
+    if not below:
+        return kept
+    cache_from, disk_from = below[-1]
+    fall = disk_from - disk_mb_s
+    if fall <= _noise_share(guest) * disk_from:
+        # No reuse showed: a scan's first pass or a reader over far more
+        # data than it caches reads as flat, whatever lies beyond.
+        return Fill(slope=0.0)
+    return Fill(slope=fall / (cache_mb - cache_from))
+
+
+def _noise_share(guest):
+    """Share of its reads two windows' reads may differ by, by chance.
+
+    FILL_SIGMAS standard deviations of the difference of two windows of n
+    read requests each (mrc.read_noise_share), where the host counted
+    them; else mrc.NOISE_SHARE.
+    """
+    requests = mrc.requests_in_window(guest)
+    return FILL_SIGMAS * (2.0 / requests) ** 0.5 if requests else (
+        mrc.NOISE_SHARE)
+
+
+def remember(state, fill):
+    """Write ``fill`` into a guest's policy ``state``."""
+    if fill.points:
+        state[POINTS_KEY] = [[round(c, 1), round(d, 4)]
+                             for c, d in fill.points]
+    if fill.slope is not None:
+        state[SLOPE_KEY] = round(fill.slope, 7)
+
+
+def _recent(points):
+    """``points`` from the latest at least MIN_SPAN_MB below the newest.
+
+    At most MAX_POINTS: a cache trickling full keeps its latest windows.
+    """
+    top = points[-1][0]
+    start = max((i for i, p in enumerate(points)
+                 if p[0] <= top - MIN_SPAN_MB), default=0)
+    return points[max(start, len(points) - MAX_POINTS):]
+
+
+def _mean_cache_mb(guest):
+    """The cache's mean size over the window: its reads' cache size."""
+    return (guest.sample.file_lru_mb + guest.previous.file_lru_mb) / 2
+
+
+def _remembered(guest):
+    """The Fill the policy state keeps; malformed entries are dropped."""
+    state = guest.policy_state.get(mrc.STATE_KEY)
+    if not isinstance(state, dict):
+        return Fill()
+    points, slope = state.get(POINTS_KEY), state.get(SLOPE_KEY)
+    if not (isinstance(points, list) and len(points) <= MAX_POINTS
+            and all(_point(p, guest.max_mb) for p in points)):
+        points = []
+    if not (_finite(slope) and slope >= 0):
+        slope = None
+    return Fill(tuple(tuple(p) for p in points), slope)
+
+
+def _point(value, max_mb):
+    return (isinstance(value, list) and len(value) == 2
+            and all(_finite(v) for v in value)
+            and 0 <= value[0] <= max_mb and value[1] >= 0)
+
+
+def _finite(value):
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(value))
