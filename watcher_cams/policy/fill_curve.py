@@ -12,12 +12,14 @@ those probes (host_only.HostOnlyCurve.prior), and prices nothing.
 
 Only the fill's last MIN_SPAN_MB or so count: the next MiB is worth what
 the last ones saved, not what the first did (a hot/cold reader's reads
-fall steeply until its hot set is in, then hardly at all). Kept in
-utility mode's policy state: the fill's recent windows (the cache's mean
-size over each, its reads), then, once the cache stopped filling, the
-slope from the latest at least MIN_SPAN_MB below the full cache (MiB/s
-saved per MiB). A resize ends a fill unmeasured; a new workload forgets
-the slope.
+fall steeply until its hot set is in, then hardly at all). Against the
+whole fill they tell a fill past its knee (Fill.flattened), whose free
+memory a probe may take before it is full. Kept in utility mode's
+policy state: the fill's first window and its recent ones (the cache's
+mean size over each, its reads), then, once the cache stopped filling,
+the slope from the latest at least MIN_SPAN_MB below the full cache
+(MiB/s saved per MiB). A resize ends a fill unmeasured; a new workload
+forgets the slope.
 """
 
 import dataclasses
@@ -32,6 +34,9 @@ MIN_SPAN_MB = 128
 # A fall of the reads within this many standard deviations of chance
 # shows no reuse (see _noise_share).
 FILL_SIGMAS = 2.0
+# A fill whose last span saved at most this share of its whole fill's
+# mean per MiB is past its knee (see _flattened).
+KNEE_RATIO = 2
 # More windows than a fill keeps (see _recent) are junk in the state.
 MAX_POINTS = 64
 
@@ -46,6 +51,8 @@ class Fill:
 
     points: tuple = ()
     slope: float = None
+    # Still filling, past the knee of its curve (see _flattened).
+    flattened: bool = False
 
 
 def measured(guest, disk_mb_s, window, new_phase):
@@ -61,8 +68,10 @@ def measured(guest, disk_mb_s, window, new_phase):
     if resized:
         return kept
     if filling:
-        return dataclasses.replace(kept, points=_recent(before.points + (
-            (_mean_cache_mb(guest), disk_mb_s),)))
+        points = _recent(before.points + ((_mean_cache_mb(guest),
+                                           disk_mb_s),))
+        return dataclasses.replace(kept, points=points,
+                                   flattened=_flattened(guest, points))
     cache_mb = guest.sample.file_lru_mb
     below = [p for p in before.points if p[0] <= cache_mb - MIN_SPAN_MB]
     if not below:
@@ -97,15 +106,39 @@ def remember(state, fill):
         state[SLOPE_KEY] = round(fill.slope, 7)
 
 
-def _recent(points):
-    """``points`` from the latest at least MIN_SPAN_MB below the newest.
+def _flattened(guest, points):
+    """Whether a fill's reads fell, then all but stopped falling.
 
-    At most MAX_POINTS: a cache trickling full keeps its latest windows.
+    What its last MIN_SPAN_MB or more saved per MiB, plus the chance of
+    the two windows' reads, is at most 1/KNEE_RATIO of what the whole
+    fill saved per MiB: a concave curve past its knee (a hot set in, only
+    cold blocks trickling after it), whose free memory the fill would
+    spend on reads that hardly pay. Not a fill that never fell (a scan's
+    first pass: its cliff may lie just beyond), nor a slow reader's whose
+    windows are too few requests to tell.
+    """
+    first, newest = points[0], points[-1]
+    recent = [p for p in points[1:-1] if p[0] <= newest[0] - MIN_SPAN_MB]
+    if not recent:
+        return False
+    start = recent[-1]
+    most = (max(0.0, start[1] - newest[1])
+            + _noise_share(guest) * start[1]) / (newest[0] - start[0])
+    whole = (first[1] - newest[1]) / (newest[0] - first[0])
+    return most * KNEE_RATIO <= whole
+
+
+def _recent(points):
+    """The fill's first point and its last MIN_SPAN_MB or more of points.
+
+    From the latest at least MIN_SPAN_MB below the newest on, at most
+    MAX_POINTS in all: a cache trickling full keeps its latest windows.
     """
     top = points[-1][0]
     start = max((i for i, p in enumerate(points)
                  if p[0] <= top - MIN_SPAN_MB), default=0)
-    return points[max(start, len(points) - MAX_POINTS):]
+    start = max(start, len(points) - MAX_POINTS + 1)
+    return points[:1] + points[max(1, start):]
 
 
 def _mean_cache_mb(guest):

@@ -164,7 +164,8 @@ def _probe_donor_rooms(host, cfg, curves, rooms):
     long. What the cache served while it filled, and its activations,
     price the probe (:func:`_probe_loss`). Not from a guest that may be
     in a scan's first pass (its reuse has not shown), nor from one
-    without a guest agent (nothing shows it).
+    without a guest agent (nothing shows it) unless its fill's reads fell
+    and then stopped falling (fill_curve.Fill.flattened): its free memory.
     """
     rooms = dict(rooms)
     for u, c in curves.items():
@@ -172,7 +173,12 @@ def _probe_donor_rooms(host, cfg, curves, rooms):
             continue
         guest = host.guest(u)
         rooms[u] = 0
-        if c.resized > 0 or c.first_pass or guest.host_only:
+        if c.resized > 0 or c.first_pass:
+            continue
+        if guest.host_only:
+            if c.fill.flattened:
+                rooms[u] = max(0, min(int(c.free_mb),
+                                      guards.room_down(guest, cfg)))
             continue
         unfilled = c.free_mb or guest.actual_mb - cache_value.kept_mb(
             guest, cfg, guest.sample.active_file_mb)

@@ -23,18 +23,24 @@ def window(cache_mb, read_mb_s, cache_before_mb=None, **state):
 
 class TestFillCurve(testtools.TestCase):
 
-    def test_a_fill_keeps_its_windows_from_the_last_span(self):
+    def test_a_fill_keeps_its_first_window_and_its_last_span(self):
         g = window(450, 3.0, 350, fill_points=[[100, 6.0], [200, 5.0],
                                                [300, 4.0]])
         fill = fill_curve.measured(g, 3.0, (True, 0), False)
         # The newest at the cache's mean size over the window (400 MiB);
-        # from the latest at least MIN_SPAN_MB below it.
-        self.assertEqual(((200, 5.0), (300, 4.0), (400.0, 3.0)),
+        # the first, and from the latest at least MIN_SPAN_MB below it.
+        self.assertEqual(((100, 6.0), (200, 5.0), (300, 4.0), (400.0, 3.0)),
                          fill.points)
         state = {}
         fill_curve.remember(state, fill)
-        self.assertEqual([[200, 5.0], [300, 4.0], [400.0, 3.0]],
+        self.assertEqual([[100, 6.0], [200, 5.0], [300, 4.0], [400.0, 3.0]],
                          state[fill_curve.POINTS_KEY])
+        # At most MAX_POINTS, the first kept.
+        g = window(450, 3.0, 350, fill_points=[[1, 6.0]] + [
+            [300 + i / 100, 4.0] for i in range(fill_curve.MAX_POINTS - 1)])
+        fill = fill_curve.measured(g, 3.0, (True, 0), False)
+        self.assertEqual(fill_curve.MAX_POINTS, len(fill.points))
+        self.assertEqual((1, 6.0), fill.points[0])
 
     def test_a_full_cache_measures_the_fill_slope(self):
         points = [[200, 5.0], [300, 4.0]]
@@ -99,3 +105,40 @@ class TestFillOrdersProbes(testtools.TestCase):
         moved, _ = deltas(agentless(1, read_mb_s=3.0),
                           agentless(2, read_mb_s=1.0))
         self.assertEqual({a.uuid: 64, b.uuid: -64}, moved)
+
+
+class TestPastTheKnee(testtools.TestCase):
+
+    def test_a_fill_whose_reads_stopped_falling_is_past_its_knee(self):
+        # Its reads fell from 6 to 1 MiB/s over 600 MiB of fill, then by
+        # 0.03 over the next 180: its hot set is in.
+        g = window(900, 0.97, 860, fill_points=[[100, 6.0], [700, 1.0],
+                                                [800, 0.98]])
+        self.assertTrue(fill_curve.measured(g, 0.97, (True, 0),
+                                            False).flattened)
+        # Still falling over its last span: before the knee.
+        g = window(900, 1.0, 860, fill_points=[[100, 6.0], [700, 2.0]])
+        self.assertFalse(fill_curve.measured(g, 1.0, (True, 0),
+                                             False).flattened)
+        # Never fell: a scan's first pass, whose cliff may lie beyond.
+        g = window(900, 6.0, 860, fill_points=[[100, 6.0], [700, 6.0]])
+        self.assertFalse(fill_curve.measured(g, 6.0, (True, 0),
+                                             False).flattened)
+
+    def test_a_probe_takes_the_free_memory_of_a_fill_past_its_knee(self):
+        taker = agentless(1, read_mb_s=3.0)
+        points = [[100, 6.0], [700, 1.0], [800, 0.98]]
+        donor = dataclasses.replace(
+            window(900, 0.97, 860, fill_points=points), uuid=agentless(
+                2).uuid, name='g2')
+        moved, plan = deltas(taker, donor)
+        self.assertGreater(moved[taker.uuid], 0)
+        self.assertEqual(-moved[taker.uuid], moved[donor.uuid])
+        self.assertIn('utility (probe)', plan.moves[0].reason)
+        # Before its knee its free memory is what its fill spends next.
+        points = [[100, 6.0], [700, 2.0]]
+        donor = dataclasses.replace(
+            window(900, 1.0, 860, fill_points=points), uuid=agentless(
+                2).uuid, name='g2')
+        moved, _ = deltas(taker, donor)
+        self.assertEqual({}, moved)
