@@ -43,7 +43,7 @@ MAX_POINTS = 64
 
 @dataclasses.dataclass(frozen=True)
 class Fill:
-    """A fill's recent windows ((cache MiB, reads MiB/s), ...), its slope.
+    """A fill's first and recent windows ((cache MiB, reads MiB/s), ...).
 
     ``slope``: reads saved per MiB over its last span (0.0 within the
     noise).
@@ -119,7 +119,8 @@ def _flattened(guest, points):
     """
     first, newest = points[0], points[-1]
     recent = [p for p in points[1:-1] if p[0] <= newest[0] - MIN_SPAN_MB]
-    if not recent:
+    if not recent or newest[0] - first[0] < MIN_SPAN_MB:
+        # Too short, or a cache that shrank since (the guest dropped it).
         return False
     start = recent[-1]
     most = (max(0.0, start[1] - newest[1])

@@ -124,6 +124,10 @@ class TestPastTheKnee(testtools.TestCase):
         g = window(900, 6.0, 860, fill_points=[[100, 6.0], [700, 6.0]])
         self.assertFalse(fill_curve.measured(g, 6.0, (True, 0),
                                              False).flattened)
+        # A cache the guest dropped below where its fill began.
+        g = window(300, 0.5, 260, fill_points=[[280, 6.0], [100, 1.0]])
+        self.assertFalse(fill_curve.measured(g, 0.5, (True, 0),
+                                             False).flattened)
 
     def test_a_probe_takes_the_free_memory_of_a_fill_past_its_knee(self):
         taker = agentless(1, read_mb_s=3.0)
