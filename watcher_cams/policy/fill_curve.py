@@ -39,6 +39,8 @@ FILL_SIGMAS = 2.0
 KNEE_RATIO = 2
 # More windows than a fill keeps (see _recent) are junk in the state.
 MAX_POINTS = 64
+# What one window measured weighs (mrc.Seen.count) in mrc.read_noise_share.
+_ONE_WINDOW = mrc.Seen(size_mb=0, density=0.0, length_mb=0.0, timestamp=0.0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,13 +90,15 @@ def measured(guest, disk_mb_s, window, new_phase):
 def _noise_share(guest):
     """Share of its reads two windows' reads may differ by, by chance.
 
-    FILL_SIGMAS standard deviations of the difference of two windows of n
-    read requests each (mrc.read_noise_share), where the host counted
-    them; else mrc.NOISE_SHARE.
+    FILL_SIGMAS standard deviations of the difference of two windows
+    (mrc.read_noise_share), where the host counted their requests; else
+    mrc.NOISE_SHARE.
     """
     requests = mrc.requests_in_window(guest)
-    return FILL_SIGMAS * (2.0 / requests) ** 0.5 if requests else (
-        mrc.NOISE_SHARE)
+    if not requests:
+        return mrc.NOISE_SHARE
+    return mrc.read_noise_share(_ONE_WINDOW, _ONE_WINDOW, requests,
+                                FILL_SIGMAS)
 
 
 def remember(state, fill):
