@@ -144,8 +144,7 @@ def remembered(guest, disk_mb_s):
     From its policy state; junk is dropped. Gone once it holds its cliff
     again, or reads less than READS_SHARE of what it read below it.
     """
-    state = guest.policy_state.get(mrc.STATE_KEY)
-    found = state.get(STATE_KEY) if isinstance(state, dict) else None
+    found = mrc.state_entry(guest, STATE_KEY)
     try:
         fits_mb, reads_mb_s = (float(x) for x in found)
     except (TypeError, ValueError):

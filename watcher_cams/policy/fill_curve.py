@@ -153,10 +153,8 @@ def _mean_cache_mb(guest):
 
 def _remembered(guest):
     """The Fill the policy state keeps; malformed entries are dropped."""
-    state = guest.policy_state.get(mrc.STATE_KEY)
-    if not isinstance(state, dict):
-        return Fill()
-    points, slope = state.get(POINTS_KEY), state.get(SLOPE_KEY)
+    points = mrc.state_entry(guest, POINTS_KEY)
+    slope = mrc.state_entry(guest, SLOPE_KEY)
     if not (isinstance(points, list) and len(points) <= MAX_POINTS
             and all(_point(p, guest.max_mb) for p in points)):
         points = []

@@ -67,15 +67,9 @@ def remember(state, curve):
         state[LENT_KEY] = curve.lent_mb
 
 
-def _entry(guest, key):
-    """What utility mode's policy state keeps under ``key``, or None."""
-    state = guest.policy_state.get(mrc.STATE_KEY)
-    return state.get(key) if isinstance(state, dict) else None
-
-
 def _remembered_mb(guest, key):
     """A size in MiB the policy state keeps under ``key``, or None."""
-    value = _entry(guest, key)
+    value = mrc.state_entry(guest, key)
     if isinstance(value, bool) or not isinstance(value, int):
         return None
     return value if 0 < value <= guest.max_mb else None
@@ -83,7 +77,7 @@ def _remembered_mb(guest, key):
 
 def _remembered_restore(guest):
     """The target RESTORE_KEY keeps for the guest's size, or None."""
-    value = _entry(guest, RESTORE_KEY)
+    value = mrc.state_entry(guest, RESTORE_KEY)
     if not (isinstance(value, list) and len(value) == 2 and all(
             isinstance(v, int) and not isinstance(v, bool) for v in value)):
         return None

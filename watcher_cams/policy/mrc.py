@@ -168,6 +168,12 @@ class Seen:
         return seen
 
 
+def state_entry(guest, key):
+    """What utility mode's policy state keeps under ``key``, or None."""
+    state = guest.policy_state.get(STATE_KEY)
+    return state.get(key) if isinstance(state, dict) else None
+
+
 def remembered(guest, params):
     """The guest's measurements still trusted at its current sample.
 
