@@ -100,11 +100,11 @@ def _simulate(parser, args):
                 'file'
         else:
             chosen, label = scenarios.named(
-                args.scenario, args.seeds), args.scenario
+                args.scenario, args.seeds, args.strategies), args.scenario
     except spec.ScenarioError as exc:
         parser.error(str(exc))
     _, checks = run.simulate(chosen, args.out, lambda line: print(
-        line, flush=True), label)
+        line, flush=True), label, jobs=args.jobs)
     return _verdict(args, checks)
 
 
@@ -353,6 +353,28 @@ def _seeds(text):
             % text)
 
 
+def _strategies(text):
+    from watcher_cams.lab.sim import policies
+    known = sorted(policies.POLICIES) + ['oracle']
+    names = tuple(n.strip() for n in text.split(',') if n.strip())
+    if not names or any(n not in known for n in names):
+        raise argparse.ArgumentTypeError(
+            'strategies are a comma-separated list of %s, got %r'
+            % (', '.join(known), text))
+    return names
+
+
+def _positive(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError('expected a positive integer, '
+                                         'got %r' % text)
+    return value
+
+
 def _add_simulate(sub):
     sim = sub.add_parser('simulate', help='run built-in or user scenarios '
                          'in the simulator; tables, results.json, PNG plots')
@@ -363,9 +385,18 @@ def _add_simulate(sub):
                             'ksm, lfu, llc, real-lab, allocator)')
     which.add_argument('--scenario-file', help='a scenario in YAML or JSON')
     sim.add_argument('--seeds', type=_seeds, default=None,
-                     help='random-hosts only: the hosts to draw, e.g. '
-                          '61-160 or 3,7,12 (default: its built-in 1-20); '
-                          'hosts no one tuned the policy on')
+                     help='random-hosts and agentless only: the random '
+                          'hosts to draw, e.g. 61-160 or 3,7,12 (default: '
+                          'random-hosts 1-20, agentless its built-in '
+                          'points); hosts no one tuned the policy on')
+    sim.add_argument('--strategies', type=_strategies, default=None,
+                     help='run only these of each scenario\'s strategies, '
+                          'e.g. static,cams-paper,utility (the oracle '
+                          'takes seconds per random host); targets of '
+                          'strategies not run are not checked')
+    sim.add_argument('--jobs', type=_positive, default=1,
+                     help='points run at once, one process each (the '
+                          'runs are deterministic: only the time changes)')
     sim.add_argument('--out', default='lab-results',
                      help='directory for results.json and the plots')
     sim.set_defaults(func=_simulate)

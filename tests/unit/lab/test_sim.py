@@ -1,3 +1,4 @@
+import io
 import json
 import os
 
@@ -6,6 +7,7 @@ import testtools
 import yaml
 
 from watcher_cams.cmd import lab as lab_cmd
+from watcher_cams.lab import progress
 from watcher_cams.lab.sim import experiment
 from watcher_cams.lab.sim import lfu as lfu_sim
 from watcher_cams.lab.sim import llc
@@ -385,9 +387,12 @@ class TestCommand(testtools.TestCase):
         self.useFixture(fixtures.MonkeyPatch(
             'sys.stderr', self.useFixture(
                 fixtures.StringStream('stderr')).stream))
-        exc = self.assertRaises(SystemExit, lab_cmd.main,
-                                ['simulate', '--scenario', 'nope'])
-        self.assertEqual(2, exc.code)
+        for argv in (['--scenario', 'nope'], ['--strategies', 'nope'],
+                     ['--strategies', ''], ['--jobs', '0'],
+                     ['--scenario', 'ksm', '--seeds', '3']):
+            exc = self.assertRaises(SystemExit, lab_cmd.main,
+                                    ['simulate'] + argv)
+            self.assertEqual(2, exc.code, argv)
 
 
 class TestGuardsUnchanged(testtools.TestCase):
@@ -612,7 +617,43 @@ class TestAllocatorTargets(testtools.TestCase):
                     utility=(100, 256), **{'cams-paper': (125, 512)})]
         _, table = scenario.summary(rows)
         self.assertEqual(['mean', '1.050', '0.924', '0.500'],
-                         [table[-1][0]] + table[-1][-3:])
+                         [table[-2][0]] + table[-2][-3:])
+        # Then each strategy's reads over all points.
+        self.assertEqual(['total', '0.0', '0.0', '0.0', '0.0'],
+                         table[-1][:5])
+
+    def test_a_sweep_runs_only_the_strategies_asked(self):
+        scenario, = scenarios.named('agentless', (3, 5),
+                                    ('static', 'utility'))
+        self.assertEqual(['seed-3', 'seed-3 no agent', 'seed-5',
+                          'seed-5 no agent'],
+                         [p.label for p in scenario.points])
+        self.assertEqual(('static', 'utility'), scenario.strategies)
+        blind = scenario.points[1].spec
+        self.assertEqual('random-3', blind['name'])
+        self.assertFalse(any(g['agent'] for g in blind['guests']))
+        self.assertRaises(spec_mod.ScenarioError, scenarios.named,
+                          'paper-grid', None, ('utility',))
+        self.assertRaises(spec_mod.ScenarioError, scenarios.named,
+                          'allocator', None, ('ksm-paper',))
+        # Only the targets whose strategies ran are checked.
+        rows = TestAllocatorTargets.rows(
+            'a', static=(120, 0), utility=(110, 256))
+        self.assertEqual(['allocator: utility reads no more than static '
+                          'at every point'],
+                         [n for n, _, _ in targets.allocator_checks(rows)])
+
+    def test_points_run_in_processes_read_as_one_by_one(self):
+        rows = {}
+        for jobs in (1, 2):
+            scenario, = scenarios.named('agentless', (1, 2),
+                                        ('static', 'utility'))
+            rows[jobs] = scenario.run(progress.Progress(
+                8, io.StringIO()), jobs)
+        self.assertEqual(rows[1], rows[2])
+        _, table = scenario.summary(rows[2])
+        self.assertEqual('all', table[-1][0])
+        self.assertEqual('-', table[-1][4])
 
     def test_the_points_build_and_name_their_guests(self):
         for point in ms.ALLOCATOR_POINTS:

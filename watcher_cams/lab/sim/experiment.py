@@ -6,6 +6,7 @@ per-guest figures and what the paper reports for it. Runs of the memory
 scenarios are kept (``runs``) for the timeline plots.
 """
 
+from concurrent import futures
 import dataclasses
 
 from watcher_cams.lab.sim import oracle
@@ -94,6 +95,34 @@ def run_memory_point(scenario, point, strategies, paper, progress):
                                 else None)))
         progress.step('%s %s %s' % (scenario, point.label, label))
     return rows, runs
+
+
+def run_memory_points(scenario, points, strategies, paper, progress,
+                      jobs=1):
+    """[(rows, runs)] of each of ``points`` in order (run_memory_point).
+
+    ``jobs`` processes at once: every run is deterministic (its spec seeds
+    every draw) and independent of the others, so a pool changes only how
+    long a sweep over hundreds of random hosts takes.
+    """
+    if jobs <= 1 or len(points) < 2:
+        return [run_memory_point(scenario, p, strategies, paper, progress)
+                for p in points]
+    with futures.ProcessPoolExecutor(max_workers=jobs) as pool:
+        pending = {pool.submit(run_memory_point, scenario, p, strategies,
+                               paper, _Uncounted()): p for p in points}
+        for done in futures.as_completed(pending):
+            for label in strategies:
+                progress.step('%s %s %s' % (scenario, pending[done].label,
+                                            label))
+        return [f.result() for f in pending]
+
+
+class _Uncounted:
+    """A worker process's progress: its parent counts the finished points."""
+
+    def step(self, what):
+        pass
 
 
 def gain_kept(static, agent, without):

@@ -11,10 +11,11 @@ from watcher_cams.lab.sim import targets as targets_mod
 from watcher_cams.lab import tables
 
 
-def simulate(scenarios, outdir, out, label, stream=None):
+def simulate(scenarios, outdir, out, label, stream=None, jobs=1):
     """Run ``scenarios``; write results.json and plots into ``outdir``.
 
-    Returns the rows and the target checks.
+    ``jobs``: points of a memory scenario run at once, in that many
+    processes. Returns the rows and the target checks.
     """
     os.makedirs(outdir, exist_ok=True)
     started = time.monotonic()
@@ -22,7 +23,7 @@ def simulate(scenarios, outdir, out, label, stream=None):
     rows, meta, pngs = [], [], []
     for s in scenarios:
         t0 = time.monotonic()
-        s_rows = s.run(bar)
+        s_rows = s.run(bar, jobs)
         seconds = time.monotonic() - t0
         rows += s_rows
         meta.append({'name': s.name, 'title': s.title, 'scale': s.scale,

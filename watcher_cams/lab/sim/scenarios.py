@@ -40,11 +40,13 @@ class MemoryScenario:
     def units(self):
         return len(self.points) * len(self.strategies)
 
-    def run(self, progress):
+    def run(self, progress, jobs=1):
+        """Result rows of every point; ``jobs`` points at once."""
         rows = []
-        for point in self.points:
-            point_rows, runs = experiment.run_memory_point(
-                self.name, point, self.strategies, self.paper, progress)
+        for point, (point_rows, runs) in zip(
+                self.points, experiment.run_memory_points(
+                    self.name, self.points, self.strategies, self.paper,
+                    progress, jobs)):
             rows += point_rows
             self.runs[point.label] = runs
         return rows
@@ -215,7 +217,10 @@ class AllocatorScenario(MemoryScenario):
                 _fmt(ratio('utility', 'oracle'), '%.3f'),
                 _fmt(ratio('utility', 'cams-paper'), '%.3f'),
                 _fmt(ratio('utility', 'cams-paper', 'moved_mb'), '%.2f')])
-        return headers, out + [_mean_row(headers, out)]
+        totals = ['total'] + [_fmt(sum(
+            by[(p.label, s)]['disk_read_bytes'] for p in self.points)
+            / KB ** 3, '%.1f') for s in self.strategies] + [''] * 3
+        return headers, out + [_mean_row(headers, out), totals]
 
 
 def _mean_row(headers, rows):
@@ -260,27 +265,58 @@ class AgentlessScenario(MemoryScenario):
         headers = ['point', 'static GiB', 'utility GiB', 'no agent GiB',
                    'oracle GiB', 'gain kept']
         out = []
+        reads = []
         for p in self.points[::2]:
-            static, agent, blind = experiment.agentless_reads(by, p.label)
-            oracle = by[(p.label, 'oracle')]['disk_read_bytes']
-            out.append([p.label] + [_fmt(v / KB ** 3) for v in (
-                static, agent, blind, oracle)] + [
-                _fmt(experiment.gain_kept(static, agent, blind), '%.0f%%')])
+            oracle = by.get((p.label, 'oracle'))
+            reads.append(experiment.agentless_reads(by, p.label) + (
+                oracle and oracle['disk_read_bytes'],))
+            out.append([p.label] + [_fmt(v, '%.2f') for v in _gib(
+                reads[-1])] + [_fmt(experiment.gain_kept(*reads[-1][:3]),
+                                    '%.0f%%')])
+        # Over all points: the share a sweep of random hosts keeps.
+        sums = [None if None in v else sum(v) for v in zip(*reads)]
+        out.append(['all'] + [_fmt(v, '%.1f') for v in _gib(sums)] + [
+            _fmt(experiment.gain_kept(*sums[:3]), '%.0f%%')])
         return headers, out
 
 
-def agentless():
+def _gib(values):
+    """Bytes in GiB, None kept."""
+    return [None if v is None else v / KB ** 3 for v in values]
+
+
+def agentless(seeds=None):
+    """Each point with its guests' agents, then without.
+
+    ``seeds``: random hosts (random_hosts.spec) instead of the built-in
+    points, so the share kept is measured on hosts nobody tuned for.
+    """
+    names, scale = ms.AGENTLESS_POINTS, ms.AGENTLESS_SCALE
+    if seeds is not None:
+        names = ['seed-%d' % seed for seed in seeds]
+        scale = random_hosts.scale(seeds) + ', each with every guest ' \
+            'agent, then without any'
     pts = []
-    for name in ms.AGENTLESS_POINTS:
+    for name in names:
         for agent, suffix in ((True, ''), (False, experiment.NO_AGENT)):
             pts.append(experiment.Point(
                 name + suffix, {'point': name, 'agent': agent},
-                spec_mod.validate(ms.agentless_spec(name, agent))))
+                spec_mod.validate(_agentless_spec(name, agent))))
     return AgentlessScenario(
         'agentless', 'Guests without a guest agent: host-side signals only',
         'no paper: issue 23 asks guests without an agent to keep at least '
         '70% of the default mode\'s gain over static',
-        ms.AGENTLESS_SCALE, pts, strategies=('static', 'utility', 'oracle'))
+        scale, pts, strategies=('static', 'utility', 'oracle'))
+
+
+def _agentless_spec(name, agent):
+    """ms.agentless_spec, or random host ``seed-N``'s likewise."""
+    if not name.startswith('seed-'):
+        return ms.agentless_spec(name, agent)
+    spec = random_hosts.spec(int(name[len('seed-'):]))
+    # Its name kept: the guests' UUIDs, which order ties, stay the same.
+    spec['guests'] = [dict(g, agent=agent) for g in spec['guests']]
+    return spec
 
 
 def ksm():
@@ -311,7 +347,7 @@ class LfuScenario:
     def units(self):
         return len(self.POINTS) * len(self.strategies)
 
-    def run(self, progress):
+    def run(self, progress, jobs=1):
         rows = []
         for label, pattern, kernel in self.POINTS:
             s = lfu.spec(pattern, kernel)
@@ -359,7 +395,7 @@ class LlcScenario:
     def units(self):
         return len(self.POINTS) * len(self.strategies)
 
-    def run(self, progress):
+    def run(self, progress, jobs=1):
         rows = []
         for label in self.POINTS:
             s = llc.spec(label)
@@ -420,22 +456,46 @@ GROUPS = {
 }
 
 
-def named(name, seeds=None):
+# The scenarios whose hosts --seeds may draw instead (random_hosts).
+SEEDED = ('random-hosts', 'agentless')
+
+
+def named(name, seeds=None, strategies=None):
     """The scenarios a ``--scenario`` name stands for.
 
-    ``seeds``: the hosts random-hosts draws (None: its built-in ones);
-    for another scenario, an error.
+    ``seeds``: the random hosts random-hosts or agentless runs (None: its
+    built-in points); for another scenario, an error. ``strategies``: run
+    only these of each scenario's (None: all; see :func:`only`).
     """
     if seeds is not None:
-        if name != 'random-hosts':
+        if name not in SEEDED:
             raise spec_mod.ScenarioError(
-                'seeds choose the hosts of random-hosts only, not of %r'
-                % name)
-        return [random_hosts_scenario(seeds)]
-    if name in GROUPS:
-        return [BUILT_IN[n]() for n in GROUPS[name]]
-    if name in BUILT_IN:
-        return [BUILT_IN[name]()]
-    raise spec_mod.ScenarioError(
-        'unknown scenario %r; built-in: %s' % (
-            name, ', '.join(sorted(set(BUILT_IN) | set(GROUPS)))))
+                'seeds choose the hosts of %s only, not of %r'
+                % (' or '.join(SEEDED), name))
+        chosen = [BUILT_IN[name](seeds)]
+    elif name in GROUPS:
+        chosen = [BUILT_IN[n]() for n in GROUPS[name]]
+    elif name in BUILT_IN:
+        chosen = [BUILT_IN[name]()]
+    else:
+        raise spec_mod.ScenarioError(
+            'unknown scenario %r; built-in: %s' % (
+                name, ', '.join(sorted(set(BUILT_IN) | set(GROUPS)))))
+    return chosen if strategies is None else only(chosen, strategies)
+
+
+def only(chosen, strategies):
+    """``chosen`` memory scenarios, each running only ``strategies``.
+
+    What a sweep over hundreds of random hosts needs without the oracle
+    (seconds per host). The targets whose strategies did not run are not
+    checked. Raises ScenarioError where none of them is a scenario's.
+    """
+    for s in chosen:
+        kept = tuple(x for x in s.strategies if x in strategies)
+        if not isinstance(s, MemoryScenario) or not kept:
+            raise spec_mod.ScenarioError(
+                'scenario %s runs %s, not %s' % (
+                    s.name, ', '.join(s.strategies), ', '.join(strategies)))
+        s.strategies = kept
+    return chosen
