@@ -534,6 +534,18 @@ class TestAllocatorTargets(testtools.TestCase):
         self.assertEqual([], targets.allocator_checks(
             [r for r in good if r['strategy'] != 'utility']))
 
+    def test_a_sweep_names_its_worst_misses(self):
+        rows = []
+        for i in range(12):
+            rows += self.rows('seed-%d' % i, static=(100, 0),
+                              utility=(101 + i, 0))
+        (_, ok, detail), = targets.allocator_checks(rows)
+        self.assertFalse(ok)
+        self.assertEqual(
+            'missed at 12 of 12 points; the worst: seed-11 (1.120), '
+            'seed-10 (1.110), seed-9 (1.100)', detail[:83])
+        self.assertEqual(targets.MISSES_NAMED, detail.count('seed-'))
+
     def test_guests_without_agent_keep_a_share_of_the_gain(self):
         def rows(point, static, utility):
             return [{'scenario': 'agentless', 'point': point,
