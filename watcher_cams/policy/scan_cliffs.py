@@ -65,7 +65,7 @@ def priced(host, cfg, params, curves):
             out[u] = block
             continue
         if probes.reach_beyond_max(c, host.guest(u)):
-            out[u] = _saving_nothing(c, params)
+            out[u] = _never_fitting(c, params)
             continue
         if not probes.cliff_unplaced(c, DONOR_SHARE, DONOR_ACTIVATED):
             continue
@@ -85,6 +85,23 @@ def _saving_nothing(curve, params):
     """
     return dataclasses.replace(curve, segments=(
         (params.min_segment_mb, 0.0),), loss_density=0.0)
+
+
+def _never_fitting(curve, params):
+    """``curve`` of a scan whose reach lies beyond its maximum size.
+
+    It saves nothing with any memory it may have (:func:`_saving_nothing`),
+    and what the refault model spread its refaults over at the sizes it
+    held before (its measurements' densities) was the same guess: only
+    the reads the host measured there price what it gives
+    (cache_value.ValueCurve.measured_loss). Not a cliff merely beyond
+    what the host could give it now, which may come within reach when a
+    neighbour's needs change (random host 841: a 3.6 GiB scan gave its
+    memory away, and a uniform reader over 32 GiB had it when the
+    neighbour's fitted scan ended).
+    """
+    return dataclasses.replace(_saving_nothing(curve, params), seen=tuple(
+        dataclasses.replace(x, density=0.0) for x in curve.seen))
 
 
 def _reachable_mb(host, cfg, ladders, block, uuid, held):

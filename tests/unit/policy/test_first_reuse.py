@@ -348,6 +348,32 @@ class TestScanCliffs(testtools.TestCase):
         self.assertLess(moves[far.uuid].delta_mb, 0)
         self.assertIn('value 0.000', moves[far.uuid].reason)
 
+    def test_what_its_refaults_priced_when_smaller_goes_too(self):
+        # Measured at 1,536 MiB, where the refault model priced the next
+        # 600 MiB at 0.9 MiB/s per GiB, the host reading as much as now:
+        # that density is the same spread of refaults, which the reach
+        # beyond its maximum shows saves nothing. Only the host's reads
+        # there price what it gives (random host 685: a 3 GiB scan in a
+        # 2.5 GiB flavor kept 384 MiB a hot/cold neighbour read for).
+        far = dataclasses.replace(scan(5000), policy_state={
+            utility.STATE_KEY: {'reuse_mb': 5000, 'scanned_mb': 5000,
+                                'seen': [[1536, 0.9, 600.0, 900.0, 6.0,
+                                          4]]}})
+        host = factory.host([far, self.neighbour(0.3)])
+        priced = scan_cliffs.priced(host, CFG, utility.UtilityParams(), {
+            g.uuid: utility.value_curve(g, CFG) for g in host.guests})
+        self.assertEqual(0.0, priced[far.uuid].loss_at(0, 256))
+        moves = self.moves(far, self.neighbour(0.3))
+        self.assertLess(moves[far.uuid].delta_mb, 0)
+        # Where the host read more there, that prices it still.
+        more = dataclasses.replace(far, policy_state={
+            utility.STATE_KEY: {'reuse_mb': 5000, 'scanned_mb': 5000,
+                                'seen': [[1536, 0.9, 600.0, 900.0, 9.0,
+                                          4]]}})
+        priced = scan_cliffs.priced(host, CFG, utility.UtilityParams(), {
+            more.uuid: utility.value_curve(more, CFG)})
+        self.assertGreater(priced[more.uuid].loss_at(0, 512), 0.0)
+
     def test_a_phase_change_drops_the_reach(self):
         # Measured at this size reading 1 MiB/s, it now reads 6: its
         # reads moved by more than half, a new workload, and the reach
