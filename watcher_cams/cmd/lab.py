@@ -382,7 +382,8 @@ def _add_simulate(sub):
     which.add_argument('--scenario', default='default',
                        help='built-in scenario or group (default, '
                             'paper-grid, cams, cams-grid, balloon-controller, '
-                            'ksm, lfu, llc, real-lab, allocator)')
+                            'ksm, lfu, llc, real-lab, allocator, '
+                            'random-hosts, agentless)')
     which.add_argument('--scenario-file', help='a scenario in YAML or JSON')
     sim.add_argument('--seeds', type=_seeds, default=None,
                      help='random-hosts and agentless only: the random '
