@@ -648,6 +648,13 @@ class TestAllocatorTargets(testtools.TestCase):
                           'paper-grid', None, ('utility',))
         self.assertRaises(spec_mod.ScenarioError, scenarios.named,
                           'allocator', None, ('ksm-paper',))
+        # Not without what a scenario's summary compares.
+        self.assertRaises(spec_mod.ScenarioError, scenarios.named,
+                          'agentless', (3,), ('utility',))
+        self.assertRaises(spec_mod.ScenarioError, scenarios.named,
+                          'default', None, ('static', 'utility'))
+        self.assertEqual(scenarios.MEMORY_LABELS, scenarios.named(
+            'default', None, scenarios.MEMORY_LABELS)[0].strategies)
         # Only the targets whose strategies ran are checked.
         rows = TestAllocatorTargets.rows(
             'a', static=(120, 0), utility=(110, 256))

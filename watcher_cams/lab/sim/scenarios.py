@@ -27,6 +27,9 @@ class MemoryScenario:
     """Points of specs, every strategy run through the simulator."""
 
     kind = 'memory'
+    # The strategies its summary cannot do without (see only()); None:
+    # all it runs.
+    required = ()
 
     def __init__(self, name, title, paper_text, scale, points,
                  strategies=MEMORY_LABELS, paper=None):
@@ -71,6 +74,7 @@ class MemoryScenario:
 
 
 class CamsScenario(MemoryScenario):
+    required = None
 
     def summary(self, rows):
         by = experiment.by_point(rows)
@@ -105,6 +109,7 @@ class CamsScenario(MemoryScenario):
 
 
 class MarginScenario(MemoryScenario):
+    required = None
 
     def summary(self, rows):
         by = experiment.by_point(rows)
@@ -163,6 +168,7 @@ def balloon_controller(files=ms.MARGIN_FILES, name='balloon-controller'):
 
 
 class RealLabScenario(MemoryScenario):
+    required = None
 
     def summary(self, rows):
         """The hot/cold guest's disk/app reads, and the factor vs static."""
@@ -259,6 +265,8 @@ def random_hosts_scenario(seeds=random_hosts.SEEDS):
 
 class AgentlessScenario(MemoryScenario):
     """Each point with and without guest agents: the share of gain kept."""
+
+    required = ('static', 'utility')
 
     def summary(self, rows):
         by = experiment.by_point(rows)
@@ -489,13 +497,19 @@ def only(chosen, strategies):
 
     What a sweep over hundreds of random hosts needs without the oracle
     (seconds per host). The targets whose strategies did not run are not
-    checked. Raises ScenarioError where none of them is a scenario's.
+    checked. Raises ScenarioError where that leaves out a strategy a
+    scenario's summary needs (its ``required``), or all of them.
     """
     for s in chosen:
         kept = tuple(x for x in s.strategies if x in strategies)
-        if not isinstance(s, MemoryScenario) or not kept:
+        needed = getattr(s, 'required', None)
+        if needed is None:
+            needed = s.strategies
+        if not kept or not set(needed) <= set(kept):
             raise spec_mod.ScenarioError(
-                'scenario %s runs %s, not %s' % (
-                    s.name, ', '.join(s.strategies), ', '.join(strategies)))
+                'scenario %s runs %s and needs %s, not only %s' % (
+                    s.name, ', '.join(s.strategies),
+                    ', '.join(needed) or 'one of them',
+                    ', '.join(strategies)))
         s.strategies = kept
     return chosen
