@@ -162,10 +162,15 @@ def parse_sample(data, max_mb, what='sample'):
     mem_limit = int(max_mb * 1024 * 1.01) + 65536
     for key, name in MEMINFO_KEYS.items():
         high = MAX_COUNTER if key == 'Committed_AS' else mem_limit
-        fields[name] = _int(meminfo.get(key), ('%s.meminfo[%s]', what, key),
-                            high=high)
+        value = meminfo.get(key)
+        if type(value) is not int or not 0 <= value <= high:
+            _int(value, ('%s.meminfo[%s]', what, key), high=high)
+        fields[name] = value
     for key, name in VMSTAT_KEYS.items():
-        fields[name] = _int(vmstat.get(key, 0), ('%s.vmstat[%s]', what, key))
+        value = vmstat.get(key, 0)
+        if type(value) is not int or not 0 <= value <= MAX_COUNTER:
+            _int(value, ('%s.vmstat[%s]', what, key))
+        fields[name] = value
     for key, name in (('some_avg10', 'psi_some_avg10'),
                       ('full_avg10', 'psi_full_avg10')):
         if psi.get(key) is not None:
@@ -365,9 +370,13 @@ def parse_host(data, only=None):
                                                  'topology.llc')))
     shared_cpus = tuple(_int(c, 'shared_cpus', 0, 1 << 16) for c in
                         _list(topology.get('shared_cpus', []), 'shared_cpus'))
-    guests = []
+    guests, listed = [], set()
     for g in _list(data.get('guests', []), 'guests'):
         view = parse_guest(g)
+        if view.uuid in listed:
+            # The host lists each domain once: which entry is true?
+            raise ReportError('guests: %s is listed twice' % view.uuid)
+        listed.add(view.uuid)
         if only is None or view.uuid in only:
             guests.append(view)
     known = {g.uuid for g in guests}

@@ -34,6 +34,21 @@ class TestParseHost(testtools.TestCase):
             target[path[-1]] = value
             self.assertRaises(report.ReportError, report.parse_host, data)
 
+    def test_a_guest_listed_twice_is_a_host_error(self):
+        # Two entries for one domain: which is true is unknown.
+        data = good()
+        data['guests'].append(copy.deepcopy(data['guests'][0]))
+        self.assertRaises(report.ReportError, report.parse_host, data)
+        # Even where only the other guest is planned.
+        self.assertRaises(report.ReportError, report.parse_host, data,
+                          only={example.PaperExample.VM2})
+
+    def test_guests_are_found_by_uuid(self):
+        h = report.parse_host(good())
+        for g in h.guests:
+            self.assertIs(g, h.guest(g.uuid))
+        self.assertRaises(KeyError, h.guest, 'no-such-guest')
+
     def _guest_problem(self, mutate):
         data = good()
         mutate(data['guests'][0])
