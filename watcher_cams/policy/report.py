@@ -343,6 +343,23 @@ def _believed(guest):
                                problem=why)
 
 
+def _parse_guests(data, only):
+    """The report's GuestViews (those in ``only``, when given).
+
+    The host lists each domain once: where it lists a uuid twice, which
+    entry is true is unknown, and the host part is malformed.
+    """
+    guests, listed = [], set()
+    for g in _list(data.get('guests', []), 'guests'):
+        view = parse_guest(g)
+        if view.uuid in listed:
+            raise ReportError('guests: %s is listed twice' % view.uuid)
+        listed.add(view.uuid)
+        if only is None or view.uuid in only:
+            guests.append(view)
+    return guests
+
+
 def parse_host(data, only=None):
     """HostView from a report; ``only`` limits guests to these uuids."""
     data = _dict(data, 'report')
@@ -370,15 +387,7 @@ def parse_host(data, only=None):
                                                  'topology.llc')))
     shared_cpus = tuple(_int(c, 'shared_cpus', 0, 1 << 16) for c in
                         _list(topology.get('shared_cpus', []), 'shared_cpus'))
-    guests, listed = [], set()
-    for g in _list(data.get('guests', []), 'guests'):
-        view = parse_guest(g)
-        if view.uuid in listed:
-            # The host lists each domain once: which entry is true?
-            raise ReportError('guests: %s is listed twice' % view.uuid)
-        listed.add(view.uuid)
-        if only is None or view.uuid in only:
-            guests.append(view)
+    guests = _parse_guests(data, only)
     known = {g.uuid for g in guests}
     sharing = {}
     for entry in _list(data.get('sharing', []), 'sharing',
