@@ -162,15 +162,10 @@ def parse_sample(data, max_mb, what='sample'):
     mem_limit = int(max_mb * 1024 * 1.01) + 65536
     for key, name in MEMINFO_KEYS.items():
         high = MAX_COUNTER if key == 'Committed_AS' else mem_limit
-        value = meminfo.get(key)
-        if type(value) is not int or not 0 <= value <= high:
-            _int(value, ('%s.meminfo[%s]', what, key), high=high)
-        fields[name] = value
+        fields[name] = _int(meminfo.get(key), ('%s.meminfo[%s]', what, key),
+                            high=high)
     for key, name in VMSTAT_KEYS.items():
-        value = vmstat.get(key, 0)
-        if type(value) is not int or not 0 <= value <= MAX_COUNTER:
-            _int(value, ('%s.vmstat[%s]', what, key))
-        fields[name] = value
+        fields[name] = _int(vmstat.get(key, 0), ('%s.vmstat[%s]', what, key))
     for key, name in (('some_avg10', 'psi_some_avg10'),
                       ('full_avg10', 'psi_full_avg10')):
         if psi.get(key) is not None:
