@@ -10,6 +10,12 @@ largest size once measured. This step goes there, as far again as the
 span already measured flat, so a cliff a few GiB away is found in a few
 steps, each measured before the next; the water-filling (:mod:`utility`)
 takes back a step that did not pay.
+
+It comes before the other probes (:mod:`utility`): they price the span a
+flat reader was measured over at nothing, and took it for others before
+its search went on (mixed-12 without agents: a scan that fits in 2.7 GiB,
+grown to 2.4 GiB from idle guests' memory and measured flat, gave it all
+back a probe at a time and read 58 GiB).
 """
 
 from watcher_cams.policy import guards
@@ -29,7 +35,10 @@ def search(host, cfg, params, curves, rooms):
     donors' curves price (:func:`_search_room_mb`), where all of it costs
     them at most probes.NEW_WORKLOAD_COST_SHARE of the taker's reads: a
     scan that fits saves all of them for as long as it runs, a stream
-    gives the step back within a few windows.
+    gives the step back within a few windows. Where the donors have less,
+    as much as they have, from probes.WIDE_GRANULES up (random host 689
+    without agents: a scan 115 MiB short of fitting waited an hour for a
+    step of 448 MiB that its neighbours' 256 would have ended).
     """
     steps = {u: _search_step_mb(c, host.guest(u), cfg, params)
              for u, c in curves.items()}
@@ -42,7 +51,9 @@ def search(host, cfg, params, curves, rooms):
             for u in curves if u != taker}
     donors, loss = probes.probe_donors(curves, down, taker, step, params)
     budget = probes.NEW_WORKLOAD_COST_SHARE * curves[taker].disk_mb_s
-    if sum(donors.values()) < step or loss * step > budget:
+    step = sum(donors.values())
+    if step < probes.WIDE_GRANULES * params.granule_mb or (
+            loss * step > budget):
         return None
     why = ('utility (%s): %d MiB priced at %.3f MiB/s per GiB, past every '
            'size a guest was measured reading as much at'

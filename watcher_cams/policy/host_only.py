@@ -144,8 +144,12 @@ def value_curve(guest, r, cfg, params):
                                                params)
     quiet = mrc.cpu_idle(guest, seen, disk, params)
     spare_mb = max(0.0, free_mb - cfg.floor_margin_mb)
+    # What its cache left unused over the window (it did not grow): an
+    # idle guest's memory too, which a probe may take (probes).
+    unused_mb = 0.0 if cache_value.cache_grew(
+        guest, disk * r.interval_s) else spare_mb
     return HostOnlyCurve(
-        segments=segments, loss_density=UNKNOWN,
+        unused_mb=unused_mb, segments=segments, loss_density=UNKNOWN,
         donate_mb=max(0, int(guest.actual_mb - cache_value.kept_mb(
             guest, cfg))), resized=resized,
         filling=filling, size_mb=guest.actual_mb, seen=seen,
@@ -183,21 +187,24 @@ def restore_target(guest, measured, disk_mb_s, params):
     Without an agent, what a guest gives is priced by its reads at the
     sizes it held, and those of a workload that reads the same whatever
     its cache (a reader over far more data) price its memory at nothing.
-    When its reads at its size then rise beyond those measurements
-    (mrc.of_this_phase drops them all), a new workload came, and the
-    memory went on evidence that no longer holds: a scan that fits a few
-    hundred MiB above reads as flat as the old workload did to the probes'
-    single steps, which never find it. So the largest size it was
-    measured at is a step for a probe to take back at once
-    (given_back.restore_mb, which also gives back what it held while it
-    read nothing). ``measured``: (its remembered measurements, those
-    mrc.of_this_phase keeps). None: nothing to give back.
+    When its reads no longer fit the measurements at larger sizes
+    (mrc.of_this_phase drops them), a new workload came, and the memory
+    went on evidence that no longer holds: a scan that fits a few hundred
+    MiB above reads as flat as the old workload did to the probes' single
+    steps, which never find it, and a hot/cold reader that took a
+    stream's place reads less than the stream did but needs its hot set
+    back (phase-change without agents: the probes' steps of 64-512 MiB
+    took 40 minutes to bring it back). So the largest size dropped is a
+    step for a probe to take back at once (given_back.restore_mb, which
+    also gives back what it held while it read nothing). ``measured``:
+    (its remembered measurements, those mrc.of_this_phase keeps). None:
+    nothing to give back.
     """
     seen, kept = measured
-    found = None
-    if seen and not kept and all(x.disk_mb_s < disk_mb_s for x in seen):
-        found = max(x.size_mb for x in seen)
-    return given_back.restore_mb(guest, disk_mb_s, params, found)
+    dropped = [x.size_mb for x in seen
+               if x not in kept and x.size_mb > guest.actual_mb]
+    return given_back.restore_mb(guest, disk_mb_s, params,
+                                 max(dropped, default=None))
 
 
 def _resized(guest, last_resize, params):

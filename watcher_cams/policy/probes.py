@@ -163,9 +163,13 @@ def _probe_donor_rooms(host, cfg, curves, rooms):
     as its reads take, and a scan whose cliff is measured would wait as
     long. What the cache served while it filled, and its activations,
     price the probe (:func:`_probe_loss`). Not from a guest that may be
-    in a scan's first pass (its reuse has not shown), nor from one
-    without a guest agent (nothing shows it) unless its fill's reads fell
-    and then stopped falling (fill_curve.Fill.flattened): its free memory.
+    in a scan's first pass (its reuse has not shown). From one without a
+    guest agent (nothing shows its reuse) only its free memory, once its
+    fill's reads fell and then stopped falling (fill_curve.Fill.flattened)
+    or where its cache did not grow over the window (ValueCurve.unused_mb:
+    an idle guest's). Random host 370 without agents: an idle guest's 1.4
+    GiB, which no read needs, went to no probe beside a 2.6 GiB scan that
+    fits with it, for two hours.
     """
     rooms = dict(rooms)
     for u, c in curves.items():
@@ -176,9 +180,8 @@ def _probe_donor_rooms(host, cfg, curves, rooms):
         if c.resized > 0 or c.first_pass:
             continue
         if guest.host_only:
-            if c.fill.flattened:
-                rooms[u] = max(0, min(int(c.free_mb),
-                                      guards.room_down(guest, cfg)))
+            free = c.free_mb if c.fill.flattened else c.unused_mb
+            rooms[u] = max(0, min(int(free), guards.room_down(guest, cfg)))
             continue
         unfilled = c.free_mb or guest.actual_mb - cache_value.kept_mb(
             guest, cfg, guest.sample.active_file_mb)

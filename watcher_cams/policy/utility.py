@@ -21,19 +21,21 @@ tries in turn:
 2. A trade (:mod:`cliff_trade`): a fitted scan's memory above its floor
    in one move, to the taker that saves more with it than the scan reads
    below its cliff, which granule by granule is never reached.
-3. A probe (:func:`probes.probe`): one bounded step toward a guest whose
-   measured reads fell more per MiB than its counters say, or whose reads
-   are all refaults beyond its active list, measured next cycle; toward a
-   stream too small to show a re-read (:func:`probes.stream_probe`); or
-   all a scan lacks to its placed cliff, from donors' active lists
-   (:func:`cliff_probe.cliff_probe`), which only a measurement prices.
+3. A step past every size a guest without an agent was measured reading
+   as much at (:func:`flat_search.search`), before the other probes take
+   the span it read flat over. A probe (:func:`probes.probe`): one bounded
+   step toward a guest whose measured reads fell more per MiB than its
+   counters say, or whose reads are all refaults beyond its active list,
+   measured next cycle; toward a stream too small to show a re-read
+   (:func:`probes.stream_probe`); or all a scan lacks to its placed
+   cliff, from donors' active lists (:func:`cliff_probe.cliff_probe`),
+   which only a measurement prices.
 4. A tie broken by paper mode's steps (:func:`_tie_break`), where the
    counters cannot tell guests apart, only toward a guest that reads from
    disk and never from a donor whose zero value is not evidence yet.
 5. A wide probe (:func:`probes.wide_probe`): memory nobody was seen to use,
    in one step, toward a guest without an agent whose probes measured no
-   fall (a cliff further than a step); or a step past every size such a
-   guest was measured reading as much at (:func:`flat_search.search`).
+   fall (a cliff further than a step).
 
 A resize echoes in the counters for a while (a guest shrunk refaults what
 it lost, one grown is still filling), so within the rate window after a
@@ -531,12 +533,12 @@ def plan(host: model.HostView, cfg: guards.GuardConfig,
                 delta, saved, measured, note)
     if not any(delta.values()) and not grown_worse:
         rooms = _donor_rooms(host, cfg, curves, up)
-        other = (probes.probe(host, cfg, params, curves, rooms)
+        other = (flat_search.search(host, cfg, params, curves, rooms)
+                 or probes.probe(host, cfg, params, curves, rooms)
                  or probes.stream_probe(host, cfg, params, curves, rooms)
                  or cliff_probe.cliff_probe(host, cfg, params, curves, rooms)
                  or _tie_break(host, cfg, params, curves)
-                 or probes.wide_probe(host, cfg, params, curves, rooms)
-                 or flat_search.search(host, cfg, params, curves, rooms))
+                 or probes.wide_probe(host, cfg, params, curves, rooms))
         if other is not None:
             other.policy_state = states
             return other

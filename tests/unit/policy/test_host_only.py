@@ -34,6 +34,14 @@ def agentless(n, actual_mb=2048, used_mb=256, read_mb_s=1.0, cache_mb=None,
     return dataclasses.replace(g, host_only=True, policy_state=state)
 
 
+def grown_by_a_probe(n):
+    """A guest grown to 3,072 MiB two minutes ago, its cache at 256."""
+    grown = agentless(n, actual_mb=3072, read_mb_s=2.0, cache_mb=256)
+    grown.policy_state[utility.STATE_KEY] = {
+        'last_resize': [grown.sample.timestamp - 120, 1]}
+    return grown
+
+
 def deltas(*guests):
     plan = utility.plan(factory.host(guests), CFG)
     return {m.instance: m.delta_mb for m in plan.moves}, plan
@@ -121,18 +129,25 @@ class TestHostOnlyGuests(testtools.TestCase):
         # A's 64 MiB probe saved nothing it could measure: a reader over
         # far more data than it caches, or a scan whose cliff lies further.
         flat = agentless(1, read_mb_s=3.0, seen=[(1984, 3.0, 120)])
-        # B's cache never filled 1,536 MiB: all of it but the margin, in
-        # one step, as far as the cliff may lie.
+        # B's cache never filled 1,536 MiB, and C read as much 1,024 MiB
+        # smaller: the search goes past A's largest size first, as far
+        # again as the span it read flat over (at least WIDE_GRANULES).
         empty = agentless(2, read_mb_s=0.0, cache_mb=256)
-        moved, plan = deltas(flat, empty)
-        given = 1536 - CFG.floor_margin_mb
-        self.assertEqual({flat.uuid: given, empty.uuid: -given}, moved)
-        self.assertIn('nobody was seen to use', plan.moves[0].reason)
-        # C read as much 1,024 MiB smaller, within the noise of its
-        # reads: what it caches beyond that size serves nobody.
         wide = agentless(2, read_mb_s=2.0, seen=[(1024, 2.0, 300)])
-        moved, _ = deltas(flat, wide)
-        self.assertEqual({flat.uuid: 1024, wide.uuid: -1024}, moved)
+        for donor in (empty, wide):
+            moved, plan = deltas(flat, donor)
+            self.assertEqual({flat.uuid: 256, donor.uuid: -256}, moved)
+            self.assertIn('past every size', plan.moves[0].reason)
+        # Where no search step finds memory a curve prices (D was grown
+        # and still fills what it was given), the wide probe: all that
+        # nobody was seen to use, in one step, as far as the cliff may lie.
+        grown = grown_by_a_probe(2)
+        moved, plan = deltas(flat, grown)
+        # (As far as A may grow: 2,048 MiB of D's 2,432.)
+        given = flat.max_mb - flat.actual_mb
+        self.assertLess(given, 3072 - 256 - 256 - CFG.floor_margin_mb)
+        self.assertEqual({flat.uuid: given, grown.uuid: -given}, moved)
+        self.assertIn('nobody was seen to use', plan.moves[0].reason)
 
     def test_no_wide_probe_from_memory_someone_may_use(self):
         flat = agentless(1, read_mb_s=3.0, seen=[(1984, 3.0, 120)])
@@ -184,20 +199,51 @@ class TestHostOnlyGuests(testtools.TestCase):
     def test_a_search_goes_past_every_size_measured_flat(self):
         # Measured reading as much from 1,536 to 2,304 MiB: a stream, or a
         # scan whose cliff lies past 2,304. The step goes as far past it
-        # again (768 MiB), from memory nobody uses.
+        # again (768 MiB), from memory nobody uses; where its donor has
+        # less (384 MiB), that: a step short of the target still measures
+        # the sizes it reaches (a scan a granule or two short fits).
         flat = agentless(1, read_mb_s=3.0, seen=[(1536, 3.0, 300),
                                                  (2304, 3.0, 120)])
-        empty = agentless(2, actual_mb=3072, read_mb_s=0.0, cache_mb=256)
-        moved, plan = deltas(flat, empty)
-        self.assertEqual({flat.uuid: 1024, empty.uuid: -1024}, moved)
-        self.assertIn('past every size', plan.moves[0].reason)
+        for size_mb, given in ((3072, 1024), (1024, 384)):
+            donor = agentless(2, actual_mb=size_mb, read_mb_s=0.0,
+                              cache_mb=256)
+            moved, plan = deltas(flat, donor)
+            self.assertEqual({flat.uuid: given, donor.uuid: -given}, moved)
+            self.assertIn('past every size', plan.moves[0].reason)
         # Not from a guest grown by a probe that still fills what it was
         # given: no window measured that step yet.
-        grown = agentless(2, actual_mb=3072, read_mb_s=2.0, cache_mb=256)
-        grown.policy_state[utility.STATE_KEY] = {
-            'last_resize': [grown.sample.timestamp - 120, 1]}
+        grown = grown_by_a_probe(2)
         moved, plan = deltas(flat, grown)
         self.assertNotIn('past every size', str(plan.moves))
+
+    def test_a_search_goes_before_a_probe_takes_its_span(self):
+        # A read as much from 1,536 to 2,304 MiB; B's last 64 MiB saved
+        # 0.5 MiB/s. A probe toward B would take A's span, priced at
+        # nothing, before A's search went on; C has memory nobody uses.
+        a = agentless(1, actual_mb=2304, read_mb_s=6.0,
+                      seen=[(1536, 6.0, 300)])
+        b = agentless(2, read_mb_s=2.0, seen=[(1984, 2.5, 120)])
+        c = agentless(3, actual_mb=1536, read_mb_s=0.0, cache_mb=256)
+        moved, plan = deltas(a, b, c)
+        self.assertEqual({a.uuid: 768, c.uuid: -768}, moved)
+        self.assertIn('past every size', plan.moves[0].reason)
+        # Without C, the probe.
+        moved, plan = deltas(a, b)
+        self.assertEqual({b.uuid: 128, a.uuid: -128}, moved)
+
+    def test_an_idle_guests_unused_memory_goes_to_a_probe(self):
+        # B never read: its cache did not grow over the window, and what
+        # it left unused no read needs (random host 370 without agents:
+        # 1.4 GiB of it sat beside a 2.6 GiB scan for two hours).
+        a = agentless(1, read_mb_s=3.0)
+        idle = agentless(2, read_mb_s=0.0, cache_mb=256)
+        curve = utility.value_curve(idle, CFG)
+        self.assertTrue(curve.filling)
+        self.assertEqual(curve.free_mb, curve.unused_mb)
+        moved, plan = deltas(a, idle)
+        self.assertEqual({a.uuid: curve.unused_mb,
+                          idle.uuid: -curve.unused_mb}, moved)
+        self.assertIn('utility (probe)', plan.moves[0].reason)
 
     def test_a_search_takes_only_cheap_measured_memory(self):
         flat = agentless(1, read_mb_s=6.0, seen=[(1536, 6.0, 300),
@@ -248,6 +294,17 @@ class TestGivenUnderAnotherWorkload(testtools.TestCase):
         self.assertIn('utility (probe)', plan.moves[0].reason)
         state = plan.policy_state[self.shrunk().uuid][utility.STATE_KEY]
         self.assertEqual([1024, 640], state[given_back.RESTORE_KEY])
+
+    def test_when_it_reads_less_than_before_too(self):
+        # A stream gave its memory; a hot/cold reader took its place and
+        # reads less, but needs its hot set back (phase-change without
+        # agents: probes of 64-512 MiB took 40 minutes).
+        old = [(1024, 5.0, 900), (832, 5.0, 600)]
+        guest = agentless(1, actual_mb=640, read_mb_s=2.0, seen=old)
+        self.assertEqual(1024, utility.value_curve(guest, CFG).restore_mb)
+        # Within the noise of what it read: the same workload.
+        guest = agentless(1, actual_mb=640, read_mb_s=4.8, seen=old)
+        self.assertIsNone(utility.value_curve(guest, CFG).restore_mb)
 
     def test_not_while_it_reads_as_before_nor_once_idle(self):
         for read_mb_s in (0.8, 1.0, 0.0):
