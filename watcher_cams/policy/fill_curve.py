@@ -14,7 +14,12 @@ Only the fill's last MIN_SPAN_MB or so count: the next MiB is worth what
 the last ones saved, not what the first did (a hot/cold reader's reads
 fall steeply until its hot set is in, then hardly at all). Against the
 whole fill they tell a fill past its knee (Fill.flattened), whose free
-memory a probe may take before it is full. Kept in utility mode's
+memory a probe may take before it is full. A fill that began with the
+cache nearly empty (at most FROM_EMPTY_SHARE of where it ended: a boot,
+a new workload's first reads) also measured the whole curve below the
+full cache: its mean slope (Fill.mean), on a concave curve no less than
+what the memory nearest the full cache saves, prices memory below any
+size the guest held (:mod:`flat_search`). Kept in utility mode's
 policy state: the fill's first window and its recent ones (the cache's
 mean size over each, its reads), then, once the cache stopped filling,
 the slope from the latest at least MIN_SPAN_MB below the full cache
@@ -29,11 +34,15 @@ from watcher_cams.policy import mrc
 
 POINTS_KEY = 'fill_points'
 SLOPE_KEY = 'fill_slope'
+MEAN_KEY = 'fill_mean'
 # A fill over fewer MiB than this measures no slope: a few windows' noise.
 MIN_SPAN_MB = 128
 # A fall of the reads within this many standard deviations of chance
 # shows no reuse (see _noise_share).
 FILL_SIGMAS = 2.0
+# A fill that began with at most this share of the cache it ended with
+# measured the curve from near its bottom (Fill.mean).
+FROM_EMPTY_SHARE = 0.25
 # A fill whose last span saved at most this share of its whole fill's
 # mean per MiB is past its knee (see _flattened).
 KNEE_RATIO = 2
@@ -55,6 +64,9 @@ class Fill:
     slope: float = None
     # Still filling, past the knee of its curve (see _flattened).
     flattened: bool = False
+    # Reads saved per MiB over the whole of the last fill that began
+    # nearly empty (see _mean_slope), None when none did.
+    mean: float = None
 
 
 def measured(guest, disk_mb_s, window, new_phase):
@@ -66,7 +78,8 @@ def measured(guest, disk_mb_s, window, new_phase):
     """
     filling, resized = window
     before = _remembered(guest)
-    kept = Fill(slope=None if new_phase else before.slope)
+    kept = Fill() if new_phase else Fill(slope=before.slope,
+                                         mean=before.mean)
     if resized:
         return kept
     if filling:
@@ -80,11 +93,30 @@ def measured(guest, disk_mb_s, window, new_phase):
         return kept
     cache_from, disk_from = below[-1]
     fall = disk_from - disk_mb_s
+    mean = _mean_slope(before.points[0], (cache_mb, disk_mb_s), kept.mean)
     if fall <= _noise_share(guest) * disk_from:
         # No reuse showed: a scan's first pass or a reader over far more
         # data than it caches reads as flat, whatever lies beyond.
-        return Fill(slope=0.0)
-    return Fill(slope=fall / (cache_mb - cache_from))
+        return Fill(slope=0.0, mean=mean)
+    return Fill(slope=fall / (cache_mb - cache_from), mean=mean)
+
+
+def _mean_slope(first, end, earlier):
+    """Reads saved per MiB over a fill from ``first`` to ``end``.
+
+    Each (cache MiB, reads MiB/s). Only for a fill that began nearly
+    empty; else ``earlier``, the last such fill's of this workload. A
+    hot/cold reader's reads fall steeply, a reader's over far more data
+    than it caches and a scan's first pass hardly at all.
+    """
+    if first[0] > FROM_EMPTY_SHARE * end[0]:
+        return earlier
+    return max(0.0, _saved_per_mb(first, end))
+
+
+def _saved_per_mb(first, last):
+    """Reads saved per MiB of cache from one fill point to a later one."""
+    return (first[1] - last[1]) / (last[0] - first[0])
 
 
 def _noise_share(guest):
@@ -108,6 +140,8 @@ def remember(state, fill):
                              for c, d in fill.points]
     if fill.slope is not None:
         state[SLOPE_KEY] = round(fill.slope, 7)
+    if fill.mean is not None:
+        state[MEAN_KEY] = round(fill.mean, 7)
 
 
 def _flattened(guest, points):
@@ -129,7 +163,7 @@ def _flattened(guest, points):
     start = recent[-1]
     most = (max(0.0, start[1] - newest[1])
             + _noise_share(guest) * start[1]) / (newest[0] - start[0])
-    whole = (first[1] - newest[1]) / (newest[0] - first[0])
+    whole = _saved_per_mb(first, newest)
     return most * KNEE_RATIO <= whole
 
 
@@ -154,13 +188,14 @@ def _mean_cache_mb(guest):
 def _remembered(guest):
     """The Fill the policy state keeps; malformed entries are dropped."""
     points = mrc.state_entry(guest, POINTS_KEY)
-    slope = mrc.state_entry(guest, SLOPE_KEY)
+    slope, mean = (mrc.state_entry(guest, key)
+                   for key in (SLOPE_KEY, MEAN_KEY))
     if not (isinstance(points, list) and len(points) <= MAX_POINTS
             and all(_point(p, guest.max_mb) for p in points)):
         points = []
-    if not (_finite(slope) and slope >= 0):
-        slope = None
-    return Fill(tuple(tuple(p) for p in points), slope)
+    slope, mean = (v if _finite(v) and v >= 0 else None
+                   for v in (slope, mean))
+    return Fill(tuple(tuple(p) for p in points), slope, mean=mean)
 
 
 def _point(value, max_mb):

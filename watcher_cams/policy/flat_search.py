@@ -49,7 +49,8 @@ def search(host, cfg, params, curves, rooms):
     step = steps[taker]
     down = {u: _search_room_mb(curves[u], rooms[u], params)
             for u in curves if u != taker}
-    donors, loss = probes.probe_donors(curves, down, taker, step, params)
+    donors, loss = probes.probe_donors(curves, down, taker, step, params,
+                                       _search_price)
     budget = probes.NEW_WORKLOAD_COST_SHARE * curves[taker].disk_mb_s
     step = sum(donors.values())
     if step < probes.WIDE_GRANULES * params.granule_mb or (
@@ -66,8 +67,16 @@ def _search_room_mb(curve, room_mb, params):
 
     As far as its curve prices it (HostOnlyCurve.loss_at: free memory its
     cache left unused, an idle guest's, or down to a size it was measured
-    at), not what only an estimate prices: a local slope is a guess for a
-    granule, not for the several a search step takes. Only its free
+    at). Below that, only from a guest whose cache once filled from
+    nearly empty (fill_curve.Fill.mean), priced by :func:`_search_price`:
+    a local slope alone is a guess for a granule, not for the several a
+    search step takes (big-hot-set without agents: a hot/cold reader
+    measured flat above its hot set, priced at nothing below it, gave
+    1.4 GiB to a uniform reader's search and read 5% more than static).
+    Random host 528 without agents: a scan 307 MiB short of fitting took
+    a granule every half hour from a uniform reader over 8 GiB measured
+    at two sizes only, and read as much as static; that reader's fill
+    prices what it gives at 0.1 MiB/s per GiB. Only its free
     memory from a guest that stopped reading (its cache is kept for its
     return, as probes._free_room_mb keeps it) or that read less at a smaller
     size than now (a workload since changed). Nothing from a guest grown
@@ -79,9 +88,24 @@ def _search_room_mb(curve, room_mb, params):
     mb = int(room_mb - room_mb % g_mb)
     if curve.idle_since is not None or _read_less_below(curve):
         mb = min(mb, int(curve.free_mb - curve.free_mb % g_mb))
-    while mb >= g_mb and curve.loss_at(0, mb) == host_only.UNKNOWN:
+    while mb >= g_mb and _search_price(curve, mb) == host_only.UNKNOWN:
         mb -= g_mb
     return max(0, mb)
+
+
+def _search_price(curve, amount_mb):
+    """A search donor's loss per MiB for ``amount_mb``.
+
+    As a probe prices it (probes.probe_loss); where that reaches below
+    every size it was measured at, no less than what its last fill from
+    nearly empty saved per MiB (fill_curve.Fill.mean), and unknown where
+    no such fill was measured.
+    """
+    if curve.loss_is_measured(0, amount_mb):
+        return probes.probe_loss(curve, amount_mb)
+    if curve.fill.mean is None:
+        return host_only.UNKNOWN
+    return max(probes.probe_loss(curve, amount_mb), curve.fill.mean)
 
 
 def _not_measured_since_grown(curve):

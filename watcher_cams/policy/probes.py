@@ -34,16 +34,16 @@ NEW_WORKLOAD_COST_SHARE = 0.05
 DOUBLING_GRANULES = 2
 
 
-def _cheapest_probe_donor(curves, down, need_mb, taker):
+def _cheapest_probe_donor(curves, down, need_mb, taker, price):
     """(uuid, loss per MiB, MiB it may give) for a probe of ``need_mb``.
 
     The guest other than ``taker`` that can give ``need_mb`` at the least
-    loss, priced by :func:`_probe_loss`; Nones when none can.
+    loss, priced by ``price`` (curve, MiB); Nones when none can.
     """
     donor, loss, room = None, 0.0, 0
     for u in sorted(curves):
         if u != taker and down[u] >= need_mb:
-            u_loss = _probe_loss(curves[u], need_mb)
+            u_loss = price(curves[u], need_mb)
             if donor is None or u_loss < loss:
                 donor, loss, room = u, u_loss, down[u]
     return donor, loss, room
@@ -162,7 +162,7 @@ def _probe_donor_rooms(host, cfg, curves, rooms):
     its inactive list. A slow reader fills its memory for as many minutes
     as its reads take, and a scan whose cliff is measured would wait as
     long. What the cache served while it filled, and its activations,
-    price the probe (:func:`_probe_loss`). Not from a guest that may be
+    price the probe (:func:`probe_loss`). Not from a guest that may be
     in a scan's first pass (its reuse has not shown). From one without a
     guest agent (nothing shows its reuse) only its free memory, once its
     fill's reads fell and then stopped falling (fill_curve.Fill.flattened)
@@ -189,7 +189,7 @@ def _probe_donor_rooms(host, cfg, curves, rooms):
     return rooms
 
 
-def _probe_loss(curve, amount_mb):
+def probe_loss(curve, amount_mb):
     """A probe donor's loss per MiB for ``amount_mb``.
 
     ValueCurve.probe_loss_at (a loss never measured by its exploration
@@ -202,26 +202,29 @@ def _probe_loss(curve, amount_mb):
     return loss
 
 
-def probe_donors(curves, down, taker, amount, params):
+def probe_donors(curves, down, taker, amount, params, price=probe_loss):
     """({donor: MiB}, the highest loss per MiB) for a probe of ``amount``.
 
     The cheapest guest that can give all of it or, where none can, the
     cheapest that can give some, then the next cheapest for the rest, and
     so on: a step too small to reach a cliff measures nothing. ({}, 0.0)
-    when nobody can give a granule.
+    when nobody can give a granule. ``price``: a donor's loss per MiB
+    (curve, MiB), :func:`probe_loss` unless the caller prices otherwise.
     """
-    donor, loss, _ = _cheapest_probe_donor(curves, down, amount, taker)
+    donor, loss, _ = _cheapest_probe_donor(curves, down, amount, taker,
+                                           price)
     if donor is not None:
         return {donor: amount}, loss
     g_mb = params.granule_mb
     down, donors, loss = dict(down), {}, 0.0
     while amount >= g_mb:
-        donor, _, room = _cheapest_probe_donor(curves, down, g_mb, taker)
+        donor, _, room = _cheapest_probe_donor(curves, down, g_mb, taker,
+                                               price)
         if donor is None:
             break
         part = min(amount, room - room % g_mb)
         donors[donor] = part
-        loss = max(loss, _probe_loss(curves[donor], part))
+        loss = max(loss, price(curves[donor], part))
         amount -= part
         down[donor] = 0
     return donors, loss

@@ -146,3 +146,66 @@ class TestPastTheKnee(testtools.TestCase):
                 2).uuid, name='g2')
         moved, _ = deltas(taker, donor)
         self.assertEqual({}, moved)
+
+
+class TestAFillFromNearlyEmpty(testtools.TestCase):
+
+    def test_measures_the_whole_curve_below_the_full_cache(self):
+        # From 100 MiB (at most a quarter of 800) the reads fell from 6
+        # to 1 MiB/s: 5 MiB/s saved over 700 MiB, on average.
+        g = window(800, 1.0, fill_points=[[100, 6.0], [600, 1.2]])
+        fill = fill_curve.measured(g, 1.0, (False, 0), False)
+        self.assertAlmostEqual(5.0 / 700, fill.mean)
+        state = {}
+        fill_curve.remember(state, fill)
+        self.assertAlmostEqual(5.0 / 700, state[fill_curve.MEAN_KEY])
+
+    def test_a_later_fill_keeps_it_and_a_new_workload_forgets_it(self):
+        # A fill that began at 300 of 800 MiB saw only the curve's top.
+        g = window(800, 1.0, fill_points=[[300, 1.5], [600, 1.2]],
+                   fill_mean=0.007)
+        self.assertEqual(0.007, fill_curve.measured(
+            g, 1.0, (False, 0), False).mean)
+        self.assertEqual(0.007, fill_curve.measured(
+            g, 1.0, (True, 0), False).mean)
+        self.assertIsNone(fill_curve.measured(g, 1.0, (False, 0),
+                                              True).mean)
+        g = window(800, 1.0, fill_points=[[300, 1.5], [600, 1.2]])
+        self.assertIsNone(fill_curve.measured(g, 1.0, (False, 0),
+                                              False).mean)
+
+    def test_junk_in_the_state_is_dropped(self):
+        for junk in ('x', -1, float('nan'), True, [0.01]):
+            g = window(400, 3.0, fill_mean=junk)
+            self.assertIsNone(fill_curve.measured(g, 3.0, (True, 1),
+                                                  False).mean)
+
+
+class TestAFillPricesASearch(testtools.TestCase):
+    """What a flat reader's search takes below every size a donor held."""
+
+    def flat_and_donor(self, **state):
+        # Measured reading as much from 1,536 to 2,304 MiB: its search
+        # steps to 3,072 MiB. The donor, at 3,072 MiB, was never measured
+        # smaller: only its fill from nearly empty prices that memory.
+        flat = agentless(1, read_mb_s=6.0, seen=[(1536, 6.0, 300),
+                                                 (2304, 6.0, 120)])
+        donor = dataclasses.replace(
+            agentless(2, actual_mb=3072, read_mb_s=0.5), max_mb=3072)
+        donor.policy_state[utility.STATE_KEY] = state
+        return flat, donor
+
+    def test_memory_a_flat_fill_prices_at_little(self):
+        # 0.1 MiB/s per GiB: 1,024 MiB cost at most a twentieth of the 6
+        # MiB/s the search may save.
+        flat, donor = self.flat_and_donor(fill_mean=0.1 / 1024)
+        moved, plan = deltas(flat, donor)
+        self.assertEqual({flat.uuid: 1024, donor.uuid: -1024}, moved)
+        self.assertIn('past every size', plan.moves[0].reason)
+
+    def test_not_what_a_steep_fill_or_no_fill_prices(self):
+        # A hot/cold reader's fill: 5 MiB/s per GiB, its hot set below.
+        for state in ({'fill_mean': 5.0 / 1024}, {}):
+            flat, donor = self.flat_and_donor(**state)
+            moved, plan = deltas(flat, donor)
+            self.assertNotIn('past every size', str(plan.moves))
