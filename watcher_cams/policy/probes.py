@@ -240,11 +240,13 @@ def _probe_bound(curve, guest, cfg, params):
     reach, as a scan a little larger than its cache does (a cliff the
     counters cannot place); up to a quarter of its cache more, valued as if
     the cliff were within it. Likewise where they are all refaults, all
-    activated (:func:`cliff_within_active`).
+    activated (:func:`cliff_within_active`). Not on the window a new
+    workload began (:func:`new_workload`).
     """
     g_mb = params.granule_mb
     room = guards.room_up(guest, cfg)
-    if curve.resized or curve.filling or room < g_mb:
+    if (curve.resized or curve.filling or room < g_mb
+            or new_workload(curve, guest)):
         return None
     if guest.host_only:
         return _host_only_bound(curve, room, params)
@@ -262,6 +264,24 @@ def _probe_bound(curve, guest, cfg, params):
     # all of them, anywhere within the shadow entries' reach.
     step = cliff_step(guest, cfg, params, _flat_below_mb(curve))
     return curve.refault_mb_s / step, step
+
+
+def new_workload(curve, guest):
+    """Whether this window's reads showed a new workload (mrc.phase_at).
+
+    That window measures a turn, not the new workload's curve: the
+    measurements at other sizes were just dropped, and its cache still
+    holds the old one's pages, so its reads move window by window at the
+    same size. A probe on it takes a move in time for one with size
+    (random host 70: a scan turned hot/cold reader read 1.97 MiB/s at
+    1,536 MiB and 0.47 a window later at 1,600, and probes took 448 MiB
+    from a neighbour whose cache held all it read, 1.12x static; random
+    host 1355: a hot/cold reader turned scan too large to fit took 192
+    MiB from one whose hot set then no longer fitted). Its next window
+    measures the new workload at this size.
+    """
+    return curve.phase_at is not None and (
+        curve.phase_at >= guest.sample.timestamp)
 
 
 def _host_only_bound(curve, room, params):

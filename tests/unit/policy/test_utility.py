@@ -1296,6 +1296,34 @@ class TestProbe(testtools.TestCase):
         self.assertFalse(any('probe' in m.reason
                              for m in self.plan(some).moves))
 
+    def test_no_probe_on_the_window_a_new_workload_began(self):
+        # The scan above read 14 MiB/s at this size a minute ago, and 6
+        # now: a new workload, whose data is replacing the old one's in
+        # its cache. That window measures the turn, not the new curve:
+        # no probe on it.
+        scan = factory.guest(1, read_mb_s=6.0,
+                             refault_s=factory.pages_s(6.0))
+        self.other = factory.guest(2, read_mb_s=0.5,
+                                   refault_s=factory.pages_s(0.45),
+                                   activate_s=factory.pages_s(0.45))
+
+        def measured(reads_mb_s, **state):
+            return dataclasses.replace(scan, policy_state={
+                utility.STATE_KEY: dict(state, seen=[[
+                    scan.actual_mb, 0.0, 64, self.now - 60, reads_mb_s,
+                    3]])})
+        plan = self.plan(measured(14.0))
+        self.assertEqual(self.now, plan.policy_state[scan.uuid][
+            utility.STATE_KEY]['phase_at'])
+        self.assertEqual([], plan.moves)
+        # Nor where the old one read less (1 MiB/s).
+        self.assertEqual([], self.plan(measured(1.0)).moves)
+        # A window later, reading as much: the probe.
+        settled = measured(6.0, phase_at=self.now - 60)
+        moves = {m.instance: m for m in self.plan(settled).moves}
+        self.assertEqual(448, moves[scan.uuid].delta_mb)
+        self.assertIn('utility (probe)', moves[scan.uuid].reason)
+
     def test_reads_all_refaulting_within_the_active_list_are_probed(self):
         # Every read a refault, every refault activated: each re-reads a
         # page evicted fewer evictions ago than its active list (1,536
