@@ -1270,17 +1270,23 @@ class TestProbe(testtools.TestCase):
         # Its cost, at most: the donor's 0.11 MiB/s per GiB for 64 MiB.
         self.assertIn('costs at most 0.007 MiB/s', moves[self.hot.uuid].reason)
 
-    def test_reads_all_refaulting_beyond_the_active_list_are_probed(self):
-        # A scan a little larger than its cache: every read a refault,
-        # none within the active list. Where the cliff is, the counters
-        # cannot say: a quarter of its cache (1792 MiB) more is tried.
-        scan = factory.guest(1, read_mb_s=6.0,
-                             refault_s=factory.pages_s(6.0))
-        # Spread over the shadow entries' reach its refaults are worth 0.4
-        # MiB/s per GiB, less than the neighbour's 0.51: no water-filling.
+    def refaulting_scan(self):
+        """A scan a little larger than its cache, and its neighbour.
+
+        Every read a refault, none within the active list. Spread over the
+        shadow entries' reach its refaults are worth 0.4 MiB/s per GiB,
+        less than the neighbour's 0.51: no water-filling.
+        """
         self.other = factory.guest(2, read_mb_s=0.5,
                                    refault_s=factory.pages_s(0.45),
                                    activate_s=factory.pages_s(0.45))
+        return factory.guest(1, read_mb_s=6.0,
+                             refault_s=factory.pages_s(6.0))
+
+    def test_reads_all_refaulting_beyond_the_active_list_are_probed(self):
+        # Where the cliff is, the counters cannot say: a quarter of its
+        # cache (1792 MiB) more is tried.
+        scan = self.refaulting_scan()
         moves = {m.instance: m for m in self.plan(scan).moves}
         self.assertEqual(448, moves[scan.uuid].delta_mb)
         self.assertIn('utility (probe)', moves[scan.uuid].reason)
@@ -1301,11 +1307,7 @@ class TestProbe(testtools.TestCase):
         # now: a new workload, whose data is replacing the old one's in
         # its cache. That window measures the turn, not the new curve:
         # no probe on it.
-        scan = factory.guest(1, read_mb_s=6.0,
-                             refault_s=factory.pages_s(6.0))
-        self.other = factory.guest(2, read_mb_s=0.5,
-                                   refault_s=factory.pages_s(0.45),
-                                   activate_s=factory.pages_s(0.45))
+        scan = self.refaulting_scan()
 
         def measured(reads_mb_s, **state):
             return dataclasses.replace(scan, policy_state={
