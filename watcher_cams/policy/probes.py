@@ -276,9 +276,10 @@ def new_workload(curve, guest):
     (random host 70: a scan turned hot/cold reader read 1.97 MiB/s at
     1,536 MiB and 0.47 a window later at 1,600, and probes took 448 MiB
     from a neighbour whose cache held all it read, 1.12x static; random
-    host 1355: a hot/cold reader turned scan too large to fit took 192
-    MiB from one whose hot set then no longer fitted). Its next window
-    measures the new workload at this size.
+    host 1355: a hot/cold reader turned 1.8 GiB scan, best never fitted,
+    took 192 MiB on that window from another hot/cold reader and ties
+    took 256 more, 1.15x static). Its next window measures the new
+    workload at this size.
     """
     return curve.phase_at is not None and (
         curve.phase_at >= guest.sample.timestamp)
