@@ -1262,13 +1262,25 @@ class TestProbe(testtools.TestCase):
     def test_reads_that_fell_more_than_the_counters_say_are_probed(self):
         self.assertEqual([], self.plan(self.hot).moves)
         # 256 MiB more cut its reads by 1 MiB/s: 4 MiB/s per GiB, a hot
-        # set larger than its active list. One granule goes to it.
+        # set larger than its active list. Twice that span goes to it, at
+        # most a quarter of its cache (1,792 MiB): 448 MiB.
         moves = {m.instance: m for m in self.plan(self.measured(3.0)).moves}
-        self.assertEqual(64, moves[self.hot.uuid].delta_mb)
-        self.assertEqual(-64, moves[self.other.uuid].delta_mb)
+        self.assertEqual(448, moves[self.hot.uuid].delta_mb)
+        self.assertEqual(-448, moves[self.other.uuid].delta_mb)
         self.assertIn('utility (probe)', moves[self.hot.uuid].reason)
-        # Its cost, at most: the donor's 0.11 MiB/s per GiB for 64 MiB.
-        self.assertIn('costs at most 0.007 MiB/s', moves[self.hot.uuid].reason)
+        # Its cost, at most: the donor's 0.11 MiB/s per GiB for 448 MiB.
+        self.assertIn('costs at most 0.050 MiB/s', moves[self.hot.uuid].reason)
+
+    def test_a_slope_still_falling_at_its_size_is_probed_a_granule(self):
+        # This window read 1.7 MiB/s, 15% below the 2.0 measured at this
+        # size before: its cache still fills over time at one size, and
+        # the slope from 1,792 MiB is partly that. One granule only.
+        self.hot = factory.guest(1, read_mb_s=1.7,
+                                 refault_s=factory.pages_s(0.3),
+                                 activate_s=factory.pages_s(0.1))
+        moves = {m.instance: m.delta_mb
+                 for m in self.plan(self.measured(3.0)).moves}
+        self.assertEqual({self.hot.uuid: 64, self.other.uuid: -64}, moves)
 
     def refaulting_scan(self):
         """A scan a little larger than its cache, and its neighbour.
@@ -1511,8 +1523,9 @@ class TestProbe(testtools.TestCase):
         moves = {m.instance: m.delta_mb for m in utility.plan(
             factory.host([self.measured(3.0), idle]), CFG).moves}
         self.assertEqual({self.hot.uuid: 256, idle.uuid: -256}, moves)
-        # A donor whose memory some read needs gives a granule, as before.
-        self.assertEqual(64, {m.instance: m.delta_mb for m in self.plan(
+        # A donor whose memory some read needs gives no more than the
+        # slope's own step: twice its span, within the taker's 256 MiB.
+        self.assertEqual(256, {m.instance: m.delta_mb for m in self.plan(
             self.measured(3.0)).moves}[self.hot.uuid])
 
     def test_a_guest_whose_reads_ended_hides_no_probe(self):
@@ -1578,13 +1591,16 @@ class TestProbe(testtools.TestCase):
             fitted, (2048, 0.0, 64, self.now - 60, 0.01, 3),
             (1792, 0.0, 64, self.now - 300, 0.5, 3))
         self.assertEqual([], self.plan(measured).moves)
-        # Reading 0.05 MiB/s (0.8 per GiB at most), it is probed.
+        # Reading 0.05 MiB/s (0.8 per GiB at most), it is probed: one
+        # granule, not the slope's wider step, over which those 0.05 MiB/s
+        # would save 0.11 per GiB, no more than the donor loses.
         reads = remembering(
             factory.guest(1, read_mb_s=0.05),
             (2048, 0.0, 64, self.now - 60, 0.05, 3),
             (1792, 0.0, 64, self.now - 300, 0.5, 3))
         moves = {m.instance: m for m in self.plan(reads).moves}
         self.assertIn('utility (probe)', moves[self.hot.uuid].reason)
+        self.assertEqual(64, moves[self.hot.uuid].delta_mb)
 
     def test_a_scan_that_began_to_refault_prices_what_it_gives(self):
         # A third of its reads refault, none activated: a scan whose
