@@ -355,7 +355,7 @@ def _seeds(text):
 
 def _strategies(text):
     from watcher_cams.lab.sim import policies
-    known = sorted(policies.POLICIES) + ['oracle']
+    known = sorted(policies.POLICIES) + ['oracle', 'oracle-replay']
     names = tuple(n.strip() for n in text.split(',') if n.strip())
     if not names or any(n not in known for n in names):
         raise argparse.ArgumentTypeError(

@@ -69,6 +69,10 @@ def memory_row(scenario, point, label, app, disk, paper, **extra):
                **extra)
 
 
+# The oracle's splits held in a run (oracle.replay), resizes' refills paid.
+REPLAY = 'oracle-replay'
+
+
 def run_memory_point(scenario, point, strategies, paper, progress):
     """Rows (and runs) of every strategy at one point of a scenario."""
     rows, runs = [], {}
@@ -81,7 +85,8 @@ def run_memory_point(scenario, point, strategies, paper, progress):
                 splits=[{'from_s': s, 'size_mb': sizes}
                         for s, sizes in result.splits]))
         else:
-            run = simulate.Simulation(point.spec, label).run()
+            run = oracle.replay(point.spec) if label == REPLAY else (
+                simulate.Simulation(point.spec, label).run())
             runs[label] = run
             rows.append(memory_row(
                 scenario, point, label,

@@ -274,6 +274,23 @@ def solve(spec, step_mb=64, cfg=None, curves=None):
     return OracleResult(reads, app, disk, splits)
 
 
+def replay(spec, result=None):
+    """A run (simulate.RunResult) holding the oracle's splits in turn.
+
+    ``result``: :func:`solve`'s for ``spec`` (solved here if None). The
+    first split from the start, each next one from its segment's start,
+    as a policy that knew every phase change would resize: unlike the
+    oracle, its caches then fill what they were given, and a shrunk one
+    keeps what it read last. Where a phase change moves memory, the
+    oracle reads less than any policy can; this is what holding its
+    splits reads, which a policy that moves within a segment may beat.
+    """
+    from watcher_cams.lab.sim import simulate
+    result = result or solve(spec)
+    (_, first), later = result.splits[0], result.splits[1:]
+    return simulate.Simulation(spec, 'static', dict(first), later).run()
+
+
 def brute_force(spec, step_mb, cfg=None):
     """Best static split by running the whole host at every split (tests)."""
     from watcher_cams.lab.sim import simulate

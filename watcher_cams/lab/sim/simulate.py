@@ -40,9 +40,15 @@ class RunResult:
 
 
 class Simulation:
-    """One run; ``sim`` for the policies (access rates, KSM or not)."""
+    """One run; ``sim`` for the policies (access rates, KSM or not).
 
-    def __init__(self, spec, label, sizes=None):
+    ``sizes``: {name: MiB} to start from; ``schedule``: [(from_s, {name:
+    MiB}), ...], splits applied when the run reaches each time, before
+    that cycle's reads, as well as the policy's plans (the oracle's
+    splits replayed: :func:`oracle.replay`).
+    """
+
+    def __init__(self, spec, label, sizes=None, schedule=()):
         if label not in policies.POLICIES:
             raise spec_mod.ScenarioError('no simulation for strategy %r'
                                          % label)
@@ -51,6 +57,7 @@ class Simulation:
         self.host = spec_mod.build_host(spec, sizes)
         self.has_ksm = bool(spec.get('ksm'))
         self._rates = {}
+        self._schedule = sorted(schedule, key=lambda entry: entry[0])
 
     def access_rates(self):
         """Application reads per second of each guest in the last cycle."""
@@ -62,6 +69,7 @@ class Simulation:
         cycles = int(round(spec['duration_s'] / cycle))
         result = RunResult(self.label, {}, [])
         for k in range(cycles):
+            self._follow_schedule(result)
             measure = host.now >= spec['warmup_s'] - 1e-9
             traffic = self._step(cycle, measure)
             self._rates = {g.uuid: t.app_kb / cycle
@@ -93,6 +101,20 @@ class Simulation:
         for a, b in zip(first, rest):
             a.add(b)
         return first
+
+    def _follow_schedule(self, result):
+        """Resize to the scheduled splits due by now, shrinks first."""
+        while self._schedule and (
+                self._schedule[0][0] <= self.host.now + 1e-9):
+            sizes = self._schedule.pop(0)[1]
+            guests = sorted(self.host.guests,
+                            key=lambda g: sizes[g.name] - g.size_mb)
+            for guest in guests:
+                delta = sizes[guest.name] - guest.size_mb
+                if delta:
+                    guest.resize(sizes[guest.name])
+                    result.moves += 1
+                    result.moved_mb += abs(delta)
 
     def _apply(self, plan, result):
         for move in plan.ordered_moves():

@@ -44,7 +44,7 @@ from watcher_cams.lab.sim import workloads
 
 KB = 1024
 LABELS = ('static', 'sms', 'cams-paper', 'margin-paper', 'ksm-paper',
-          'utility', 'oracle')
+          'utility', 'oracle', 'oracle-replay')
 MAX_BLOCKS = 1 << 24
 
 
