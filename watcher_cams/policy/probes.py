@@ -58,14 +58,18 @@ def measured_slope_below(curve, noise_share):
     fell by less than ``noise_share`` of them: within the disk rates'
     noise, no evidence of a slope.
     """
-    here = curve.here
-    below = [x for x in curve.seen[1:] if x.size_mb < curve.size_mb]
-    if here is None or not below:
+    here, nearest = curve.here, _nearest_below(curve)
+    if here is None or nearest is None:
         return None
-    nearest = max(below, key=lambda x: x.size_mb)
     if nearest.disk_mb_s - here.disk_mb_s < noise_share * nearest.disk_mb_s:
         return None
     return curve.measured_slope(here, nearest)
+
+
+def _nearest_below(curve):
+    """The measurement (mrc.Seen) at the nearest smaller size, or None."""
+    below = [x for x in curve.seen[1:] if x.size_mb < curve.size_mb]
+    return max(below, key=lambda x: x.size_mb, default=None)
 
 
 def probe(host, cfg, params, curves, rooms):
@@ -93,12 +97,12 @@ def probe(host, cfg, params, curves, rooms):
         return None
     bound, steps = found
     down = _probe_donor_rooms(host, cfg, curves, rooms)
-    found = next(filter(None, (
+    paid = next(filter(None, (
         _paying_step(host, cfg, params, curves, (down, taker, step, bound))
         for step in steps)), None)
-    if found is None:
+    if paid is None:
         return None
-    donors, loss, amount, bound = found
+    donors, loss, amount, bound = paid
     # What it costs, at most: the donors' reads the amount may add (for a
     # guest without an agent never measured smaller, an estimate).
     known = all(curves[d].loss_at(0, mb) != host_only.UNKNOWN
@@ -259,14 +263,13 @@ def _probe_bound(curve, guest, cfg, params):
     whose donors' loss the bound beats (:func:`probe`). Where its
     host-measured reads fell more per MiB below its size than its
     counters value the next MiB: that slope, over :func:`_slope_steps`.
-    Where its reads
-    are all refaults beyond its active list (none activated) and no larger
-    size was measured: its reuse lies somewhere within the shadow entries'
-    reach, as a scan a little larger than its cache does (a cliff the
-    counters cannot place); up to a quarter of its cache more, valued as if
-    the cliff were within it. Likewise where they are all refaults, all
-    activated (:func:`cliff_within_active`). Not on the window a new
-    workload began (:func:`new_workload`).
+    Where its reads are all refaults beyond its active list (none
+    activated) and no larger size was measured: its reuse lies somewhere
+    within the shadow entries' reach, as a scan a little larger than its
+    cache does (a cliff the counters cannot place); up to a quarter of its
+    cache more, valued as if the cliff were within it. Likewise where they
+    are all refaults, all activated (:func:`cliff_within_active`). Not on
+    the window a new workload began (:func:`new_workload`).
     """
     g_mb = params.granule_mb
     room = guards.room_up(guest, cfg)
@@ -314,9 +317,8 @@ def _slope_steps(curve, guest, room, params):
     g_mb = params.granule_mb
     if curve.disk_mb_s < (1 - mrc.NOISE_SHARE) * curve.here.disk_mb_s:
         return (g_mb,)
-    below = max(x.size_mb for x in curve.seen[1:]
-                if x.size_mb < curve.size_mb)
-    step = min(2 * (curve.size_mb - below), room,
+    span_mb = curve.size_mb - _nearest_below(curve).size_mb
+    step = min(2 * span_mb, room,
                max(g_mb, guest.sample.file_lru_mb // 4))
     step -= step % g_mb
     return (step, g_mb) if step > g_mb else (g_mb,)
