@@ -305,14 +305,15 @@ def _slope_steps(curve, guest, room, params):
     uniformly spread data saves as much per MiB all the way up, and
     granule probes, each waiting two windows to be measured, took an hour
     to give a GiB the measurements priced at once (random host 19: a 6 GiB
-    scan turned uniform reader over 4 GiB, grown 64 MiB every four
-    minutes from a hot/cold reader that lost a fifth as much per MiB:
-    1.09x the oracle, now 1.04x; random host 4: 1.06x, now 1.04x). Only
-    one granule while its reads at this size still fall window by window
-    beyond the noise: the slope is then partly the cache filling over
-    time at one size, not a saving from the size below (random host 16: a
-    uniform reader over 2 GiB whose data already fitted, still filling
-    its last blocks, took a doubled probe from a hot/cold reader).
+    scan turned uniform reader over 4 GiB, grown 64 MiB every two to four
+    minutes from a hot/cold reader that lost a third as much per MiB or
+    less: 1.09x the oracle, now 1.04x; random host 4: 1.06x, now 1.04x).
+    Only one granule while its reads at this size still fall window by
+    window beyond the noise: the slope is then partly the cache filling
+    over time at one size, not a saving from the size below (random host
+    16: a uniform reader over 2 GiB whose data already fitted, still
+    filling its last blocks, took a doubled probe from a hot/cold
+    reader).
     """
     g_mb = params.granule_mb
     if curve.disk_mb_s < (1 - mrc.NOISE_SHARE) * curve.here.disk_mb_s:
