@@ -75,7 +75,7 @@ REPLAY = 'oracle-replay'
 
 def run_memory_point(scenario, point, strategies, paper, progress):
     """Rows (and runs) of every strategy at one point of a scenario."""
-    rows, runs = [], {}
+    rows, runs, result = [], {}, None
     for label in strategies:
         if label == 'oracle':
             result = oracle.solve(point.spec)
@@ -85,7 +85,8 @@ def run_memory_point(scenario, point, strategies, paper, progress):
                 splits=[{'from_s': s, 'size_mb': sizes}
                         for s, sizes in result.splits]))
         else:
-            run = oracle.replay(point.spec) if label == REPLAY else (
+            # The replay holds the oracle's splits, solved once a point.
+            run = oracle.replay(point.spec, result) if label == REPLAY else (
                 simulate.Simulation(point.spec, label).run())
             runs[label] = run
             rows.append(memory_row(
