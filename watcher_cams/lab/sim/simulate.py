@@ -112,17 +112,20 @@ class Simulation:
             for guest in guests:
                 delta = sizes[guest.name] - guest.size_mb
                 if delta:
-                    guest.resize(sizes[guest.name])
-                    result.moves += 1
-                    result.moved_mb += abs(delta)
+                    _resize(guest, sizes[guest.name], delta, result)
 
     def _apply(self, plan, result):
         for move in plan.ordered_moves():
-            guest = self.host.guest(move.instance)
-            guest.resize(move.target_mb)
-            result.moves += 1
-            result.moved_mb += abs(move.delta_mb)
+            _resize(self.host.guest(move.instance), move.target_mb,
+                    move.delta_mb, result)
         for uuid, state in plan.policy_state.items():
             guest = self.host.guest(uuid)
             if guest is not None:
                 guest.policy_state.update(state)
+
+
+def _resize(guest, target_mb, delta_mb, result):
+    """Balloon ``guest`` to ``target_mb``, counted in ``result``."""
+    guest.resize(target_mb)
+    result.moves += 1
+    result.moved_mb += abs(delta_mb)
