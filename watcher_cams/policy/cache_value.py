@@ -16,6 +16,7 @@ from watcher_cams.policy import grow_check
 from watcher_cams.policy import guards
 from watcher_cams.policy import model
 from watcher_cams.policy import mrc
+from watcher_cams.policy import rest_hold
 from watcher_cams.policy import stale_active
 
 MB_PER_PAGE = model.MB_PER_PAGE
@@ -98,6 +99,12 @@ class ValueCurve:
     no_loss_mb: float = 0.0
     # Pages it had activated when its workload began (stale_active.base).
     activated_base: int = None
+    # While it rests: when the rest began, and what giving its active
+    # list (all it gives beyond held_from_mb) costs per MiB
+    # (rest_hold.density).
+    rest_since: float = None
+    held_from_mb: float = 0.0
+    hold_density: float = 0.0
     # The size a probe gives back at once (given_back.restore_mb): what it
     # held while it read nothing, or, without an agent, under a workload
     # that has changed since.
@@ -154,13 +161,18 @@ class ValueCurve:
         smaller size covered the memory given, or where the disk reads
         measured at a smaller size say so.
         """
+        # What a resting guest gives of its active list, its return
+        # re-reads (rest_hold).
+        hold = (self.hold_density
+                if given_mb + amount_mb > self.held_from_mb else 0.0)
         if given_mb + amount_mb <= self.no_loss_mb:
             # No read needs free memory its cache left unused, nor, in a
             # guest that reads nothing, the step of its cache it gives,
             # whatever a measurement of an earlier workload priced them
             # (the next window measures the step: a reader it cost reads
-            # again, and is neither quiet nor unread).
-            return 0.0
+            # again, and is neither quiet nor unread). Only the return of
+            # a resting guest (a probe may still try the step: probes).
+            return hold
         top = self.size_mb - given_mb
         loss = self.loss_density
         for seen in self.seen:
@@ -173,7 +185,7 @@ class ValueCurve:
                 # All its reads come back with the step that crosses it,
                 # however large: not a slope between two measurements.
                 loss = max(loss, reads_mb_s / amount_mb)
-        return max(loss, self.measured_loss(given_mb, amount_mb))
+        return max(loss, hold, self.measured_loss(given_mb, amount_mb))
 
     def measured_loss(self, given_mb, amount_mb):
         """The part of :meth:`loss_at` the host measured (0.0: none).
@@ -291,6 +303,7 @@ def value_curve(guest, cfg, params):
     fill_mb = disk * params.fill_horizon_s if (
         first_pass(guest.sample, r) or not inactive_hits) else 0.0
     quiet = mrc.cpu_idle(guest, seen, disk, params)
+    rest = _rest_fields(guest, quiet, past.activated_base, params)
     # Reads measured smaller price the memory down to there, unless it
     # reads nothing now because it went idle, not because its data fits.
     released = 0 if quiet else _measured_down_to(
@@ -316,7 +329,7 @@ def value_curve(guest, cfg, params):
         dormant=past.dormant, resumed_from=resumed, priced_below=released > 0,
         refault_mb_s=refault, activate_mb_s=activate, quiet=quiet,
         activated_base=past.activated_base, phase_at=past.phase_at,
-        traded=cliff_trade.remembered(guest, disk),
+        traded=cliff_trade.remembered(guest, disk), **rest,
         **_given_back_fields(guest, disk, quiet, params), **_cache_fields(
             guest, (cfg, params), r, (disk, filling, free_mb, reach),
             max(unread, step_mb(guest, cfg, free_mb) if quiet else 0.0)))
@@ -336,6 +349,24 @@ def _loss_fields(guest, curve, inactive_hits):
                                                         belied)
     return dict(loss_density=max(density, inactive_hits),
                 loss_belied=belied is not None)
+
+
+def _rest_fields(guest, quiet, activated_base, params):
+    """The ValueCurve fields of a guest that may be resting.
+
+    ``quiet``: it reads nothing and its CPUs idle (mrc.cpu_idle), which
+    is how a rest shows; ``activated_base``: stale_active.base. Its
+    active list is priced as rest_hold says, its rest spread over no
+    less than ``fill_horizon_s`` (the horizon over which a cache's reuse
+    prices memory here): a rest just begun holds its cache only from
+    takers that save less than a re-read of it in that long.
+    """
+    since = rest_hold.rest_since(guest, quiet)
+    return dict(
+        rest_since=since,
+        held_from_mb=rest_hold.held_from_mb(guest, activated_base),
+        hold_density=rest_hold.density(guest, since,
+                                       params.fill_horizon_s))
 
 
 def _given_back_fields(guest, disk_mb_s, quiet, params):

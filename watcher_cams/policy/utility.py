@@ -58,6 +58,7 @@ from watcher_cams.policy import host_only
 from watcher_cams.policy import model
 from watcher_cams.policy import mrc
 from watcher_cams.policy import probes
+from watcher_cams.policy import rest_hold
 from watcher_cams.policy import scan_cliffs
 from watcher_cams.policy import stale_active
 
@@ -503,6 +504,8 @@ def _remember(host, curves):
             state[cliff_trade.STATE_KEY] = list(c.traded)
         if c.resumed_from is not None:
             state['resumed_from'] = c.resumed_from
+        if c.rest_since is not None:
+            state[rest_hold.STATE_KEY] = c.rest_since
         if not (c.resized or c.filling or c.idle_since is not None):
             # What a grow this plan decides is checked against.
             state['reads_mb_s'] = round(c.disk_mb_s, 4)

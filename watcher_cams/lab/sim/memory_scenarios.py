@@ -198,7 +198,7 @@ def real_lab_spec(hot_prob, data_mb=3072, reads_per_s=100, block_kb=64,
 ALLOCATOR_SCALE = ('1 MiB blocks, audit every 60 s, shadow entries for 4 '
                    'cache sizes; 2 h, measured after 20 min')
 ALLOCATOR_POINTS = ('phase-change', 'big-hot-set', 'mixed-12', 'shifting-4',
-                    'two-hot-sets', 'long-scan')
+                    'two-hot-sets', 'long-scan', 'bursty')
 
 
 def allocator_host(name, ram_mb, guests):
@@ -296,10 +296,25 @@ def _long_scan():
             reader('hot_cold', 2048, 4.0, hot_share=0.9))])
 
 
+def _bursty():
+    # Two web guests, each busy for 20 minutes then idle for 20, in turn,
+    # whose data fits their static caches, beside a batch reader over far
+    # more than its cache: a rest's cache is worth keeping for its return
+    # (rest_hold), the batch's reads save little with it.
+    twenty = 1200
+    web = reader('uniform', 1536, 8.0, twenty)
+    idle = dict(pattern='idle', duration_s=twenty)
+    return allocator_host('bursty', 8192, [
+        vm('web-a', 2730, 4608, web, idle),
+        vm('web-b', 2730, 4608, idle, web),
+        vm('batch', 2732, 4608, reader('uniform', 16384, 4.0))])
+
+
 ALLOCATOR_BUILDERS = {
     'phase-change': _phase_change, 'big-hot-set': _big_hot_set,
     'mixed-12': _mixed_12, 'shifting-4': _shifting_4,
-    'two-hot-sets': _two_hot_sets, 'long-scan': _long_scan}
+    'two-hot-sets': _two_hot_sets, 'long-scan': _long_scan,
+    'bursty': _bursty}
 
 
 def allocator_spec(point):
