@@ -303,7 +303,6 @@ def value_curve(guest, cfg, params):
     fill_mb = disk * params.fill_horizon_s if (
         first_pass(guest.sample, r) or not inactive_hits) else 0.0
     quiet = mrc.cpu_idle(guest, seen, disk, params)
-    rest = _rest_fields(guest, quiet, past.activated_base, params)
     # Reads measured smaller price the memory down to there, unless it
     # reads nothing now because it went idle, not because its data fits.
     released = 0 if quiet else _measured_down_to(
@@ -312,13 +311,12 @@ def value_curve(guest, cfg, params):
         _unread_active_mb(guest, cfg, params, (disk, r.pgactivate_s), past))
     donate = _donatable_mb(guest, cfg, params, (fill_mb, filling, quiet),
                            (segments, max(released, unread)), free_mb)
-    measured_mb = 0.0
     resumed = mrc.resumed_from(guest, idle, seen)
     reach = first_reuse.tracked(past.reach, guest, r, disk)
     clean = idle is None and not filling and not resized
-    if clean:
-        seen, segments, measured_mb = mrc.measured_since(
-            guest, r, segments, seen, (disk, refault), params, resumed)
+    seen, segments, measured_mb = mrc.measured_since(
+        guest, r, segments, seen, (disk, refault), params,
+        resumed) if clean else (seen, segments, 0.0)
     return ValueCurve(
         segments=segments, **_loss_fields(guest, (seen, segments, clean),
                                           inactive_hits),
@@ -329,7 +327,8 @@ def value_curve(guest, cfg, params):
         dormant=past.dormant, resumed_from=resumed, priced_below=released > 0,
         refault_mb_s=refault, activate_mb_s=activate, quiet=quiet,
         activated_base=past.activated_base, phase_at=past.phase_at,
-        traded=cliff_trade.remembered(guest, disk), **rest,
+        traded=cliff_trade.remembered(guest, disk),
+        **_rest_fields(guest, quiet, past.activated_base, params),
         **_given_back_fields(guest, disk, quiet, params), **_cache_fields(
             guest, (cfg, params), r, (disk, filling, free_mb, reach),
             max(unread, step_mb(guest, cfg, free_mb) if quiet else 0.0)))
