@@ -101,8 +101,10 @@ class ValueCurve:
     activated_base: int = None
     # While it rests: when the rest began, and what giving its active
     # list (all it gives beyond held_from_mb) costs per MiB
-    # (rest_hold.density).
+    # (rest_hold.density); when it last came back from a rest.
     rest_since: float = None
+    returned_at: float = None
+    reread_mb: int = None
     held_from_mb: float = 0.0
     hold_density: float = 0.0
     # The size a probe gives back at once (given_back.restore_mb): what it
@@ -328,7 +330,7 @@ def value_curve(guest, cfg, params):
         refault_mb_s=refault, activate_mb_s=activate, quiet=quiet,
         activated_base=past.activated_base, phase_at=past.phase_at,
         traded=cliff_trade.remembered(guest, disk),
-        **_rest_fields(guest, quiet, past.activated_base, params),
+        **_rest_fields(guest, quiet, params),
         **_given_back_fields(guest, disk, quiet, params), **_cache_fields(
             guest, (cfg, params), r, (disk, filling, free_mb, reach),
             max(unread, step_mb(guest, cfg, free_mb) if quiet else 0.0)))
@@ -350,22 +352,23 @@ def _loss_fields(guest, curve, inactive_hits):
                 loss_belied=belied is not None)
 
 
-def _rest_fields(guest, quiet, activated_base, params):
+def _rest_fields(guest, quiet, params):
     """The ValueCurve fields of a guest that may be resting.
 
     ``quiet``: it reads nothing and its CPUs idle (mrc.cpu_idle), which
-    is how a rest shows; ``activated_base``: stale_active.base. Its
+    is how a rest shows. Where it came back from a rest before, its
     active list is priced as rest_hold says, its rest spread over no
     less than ``fill_horizon_s`` (the horizon over which a cache's reuse
     prices memory here): a rest just begun holds its cache only from
     takers that save less than a re-read of it in that long.
     """
-    since = rest_hold.rest_since(guest, quiet)
+    rest = (rest_hold.rest_since(guest, quiet),
+            rest_hold.returned_at(guest, quiet))
+    reread = rest_hold.reread_mb(guest, rest[0])
     return dict(
-        rest_since=since,
-        held_from_mb=rest_hold.held_from_mb(guest, activated_base),
-        hold_density=rest_hold.density(guest, since,
-                                       params.fill_horizon_s))
+        rest_since=rest[0], returned_at=rest[1], reread_mb=reread,
+        held_from_mb=rest_hold.held_from_mb(guest, reread),
+        hold_density=rest_hold.density(guest, rest, params.fill_horizon_s))
 
 
 def _given_back_fields(guest, disk_mb_s, quiet, params):

@@ -504,8 +504,11 @@ def _remember(host, curves):
             state[cliff_trade.STATE_KEY] = list(c.traded)
         if c.resumed_from is not None:
             state['resumed_from'] = c.resumed_from
-        if c.rest_since is not None:
-            state[rest_hold.STATE_KEY] = c.rest_since
+        for key, value in ((rest_hold.STATE_KEY, c.rest_since),
+                           (rest_hold.HELD_KEY, c.reread_mb),
+                           (rest_hold.RETURNED_KEY, c.returned_at)):
+            if value is not None:
+                state[key] = value
         if not (c.resized or c.filling or c.idle_since is not None):
             # What a grow this plan decides is checked against.
             state['reads_mb_s'] = round(c.disk_mb_s, 4)

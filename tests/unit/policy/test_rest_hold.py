@@ -6,7 +6,6 @@ from tests.unit import factory
 from watcher_cams.policy import guards
 from watcher_cams.policy import host_io
 from watcher_cams.policy import rest_hold
-from watcher_cams.policy import stale_active
 from watcher_cams.policy import utility
 
 CFG = guards.GuardConfig()
@@ -20,9 +19,10 @@ def running(guest, cpu_s):
         read_mb_s=0.0, read_req_s=0.0, cpu_s=cpu_s))
 
 
-def rested_since(guest, since):
+def rested_since(guest, since, **state):
+    """``guest`` whose policy state keeps a rest since ``since``."""
     return dataclasses.replace(guest, policy_state={
-        utility.STATE_KEY: {rest_hold.STATE_KEY: since}})
+        utility.STATE_KEY: dict(state, **{rest_hold.STATE_KEY: since})})
 
 
 class TestRestSince(testtools.TestCase):
@@ -46,36 +46,73 @@ class TestRestSince(testtools.TestCase):
                 rested_since(self.guest, junk), True), junk)
 
 
+class TestReturned(testtools.TestCase):
+
+    def test_a_guest_back_from_a_rest_has_returned(self):
+        guest = factory.guest(1)
+        now = guest.sample.timestamp
+        self.assertIsNone(rest_hold.returned_at(guest, False))
+        self.assertIsNone(rest_hold.returned_at(guest, True))
+        # It rested, and reads again: back now.
+        rested = rested_since(guest, now - 600)
+        self.assertEqual(now, rest_hold.returned_at(rested, False))
+        # Resting again, it keeps when it came back.
+        again = rested_since(guest, now - 60, returned_at=now - 600)
+        self.assertEqual(now - 600, rest_hold.returned_at(again, True))
+        for junk in (now + 1, float('nan'), 'then', False):
+            self.assertIsNone(rest_hold.returned_at(rested_since(
+                guest, now - 60, returned_at=junk), True), junk)
+
+
 class TestDensity(testtools.TestCase):
 
     def test_a_re_read_spread_over_the_rest(self):
         guest = factory.guest(1)
         now = guest.sample.timestamp
-        self.assertEqual(0.0, rest_hold.density(guest, None, HOUR_S))
+        back = now - 7200
+        self.assertEqual(0.0, rest_hold.density(guest, (None, back), HOUR_S))
         # A rest shorter than the shortest is spread over the shortest...
-        self.assertEqual(1 / HOUR_S, rest_hold.density(guest, now, HOUR_S))
         self.assertEqual(1 / HOUR_S,
-                         rest_hold.density(guest, now - 600, HOUR_S))
+                         rest_hold.density(guest, (now, back), HOUR_S))
+        self.assertEqual(1 / HOUR_S,
+                         rest_hold.density(guest, (now - 600, back), HOUR_S))
         # ...and a longer one over all it lasted: it grows cheaper.
         self.assertEqual(1 / (4 * HOUR_S), rest_hold.density(
-            guest, now - 4 * HOUR_S, HOUR_S))
+            guest, (now - 4 * HOUR_S, back), HOUR_S))
+
+    def test_nothing_held_for_a_guest_never_seen_back(self):
+        # A workload that stopped for good holds nothing (random host 1).
+        guest = factory.guest(1)
+        self.assertEqual(0.0, rest_hold.density(
+            guest, (guest.sample.timestamp, None), HOUR_S))
 
 
-class TestHeldFrom(testtools.TestCase):
+class TestRereadMb(testtools.TestCase):
 
-    def test_its_active_list_is_held(self):
+    def test_its_active_list_when_the_rest_began(self):
         guest = factory.guest(1, active_mb=1536, inactive_mb=128)
+        now = guest.sample.timestamp
+        self.assertIsNone(rest_hold.reread_mb(guest, None))
+        self.assertEqual(1536, rest_hold.reread_mb(guest, now))
         # Free memory (128 MiB) and its inactive list go first.
         self.assertEqual(2048 - 256 - 1536,
-                         rest_hold.held_from_mb(guest, None))
+                         rest_hold.held_from_mb(guest, 1536))
 
-    def test_not_what_its_workload_never_activated(self):
-        guest = factory.guest(1, active_mb=1536, inactive_mb=256)
-        # Since its workload began it activated 512 MiB: the rest of its
-        # active list is an old workload's, which its return never reads.
-        base = stale_active.activated(guest.sample) - 512 * 256
-        self.assertEqual(2048 - 256 - 512,
-                         rest_hold.held_from_mb(guest, base))
+    def test_a_shrink_demoting_its_active_list_changes_nothing(self):
+        # Shrunk, its kernel demoted 1,000 MiB of its active list: its
+        # return still reads them again, as much as its cache holds.
+        shrunk = rested_since(factory.guest(
+            1, actual_mb=1792, active_mb=536, inactive_mb=1000),
+            1000.0, rest_held_mb=1536)
+        self.assertEqual(1536, rest_hold.reread_mb(shrunk, 1000.0))
+        small = rested_since(factory.guest(
+            1, actual_mb=1280, active_mb=500, inactive_mb=500),
+            1000.0, rest_held_mb=1536)
+        self.assertEqual(1000, rest_hold.reread_mb(small, 1000.0))
+        for junk in (True, -1, 10 ** 9, '1536', None):
+            guest = rested_since(factory.guest(1, active_mb=700),
+                                 1000.0, rest_held_mb=junk)
+            self.assertEqual(700, rest_hold.reread_mb(guest, 1000.0), junk)
 
 
 class TestRestingGuestInAPlan(testtools.TestCase):
@@ -83,9 +120,13 @@ class TestRestingGuestInAPlan(testtools.TestCase):
 
     def setUp(self):
         super().setUp()
-        self.resting = running(
-            factory.guest(2, active_mb=1536, inactive_mb=256), 0.005)
-        self.now = self.resting.sample.timestamp
+        quiet = running(factory.guest(2, active_mb=1536, inactive_mb=256),
+                        0.005)
+        self.now = quiet.sample.timestamp
+        # It came back from a rest a while ago, and rests again.
+        self.resting = rested_since(quiet, self.now,
+                                    returned_at=self.now - 600)
+        self.never_back = quiet
 
     def given(self, resting, taker_reads_mb_s):
         """MiB ``resting`` gives a far reader, and the plan."""
@@ -109,6 +150,13 @@ class TestRestingGuestInAPlan(testtools.TestCase):
         self.assertEqual(256, given)
         state = plan.policy_state[self.resting.uuid][utility.STATE_KEY]
         self.assertEqual(self.now, state[rest_hold.STATE_KEY])
+        self.assertEqual(1536, state[rest_hold.HELD_KEY])
+        self.assertEqual(self.now - 600, state[rest_hold.RETURNED_KEY])
+
+    def test_a_guest_never_seen_back_gives_it_at_no_price(self):
+        curve = utility.value_curve(self.never_back, CFG)
+        self.assertEqual(0.0, curve.hold_density)
+        self.assertEqual(448, self.given(self.never_back, 2.0)[0])
 
     def test_a_long_rest_gives_it(self):
         # Rested ten hours: its return is that much further off.
@@ -116,7 +164,7 @@ class TestRestingGuestInAPlan(testtools.TestCase):
             self.resting.sample, timestamp=self.now + 36000),
             previous=dataclasses.replace(
                 self.resting.previous, timestamp=self.now + 35940))
-        given, _ = self.given(rested_since(later, self.now), 2.0)
+        given, _ = self.given(later, 2.0)
         self.assertEqual(448, given)
 
     def test_a_taker_that_saves_more_gets_it_at_once(self):
@@ -125,7 +173,8 @@ class TestRestingGuestInAPlan(testtools.TestCase):
     def test_a_guest_that_runs_holds_nothing(self):
         # Its CPUs busy: its data fits and is read from its cache; what
         # keeps that is its active list as the knee (cache_value), not
-        # the rest.
+        # the rest. It is back: the next rest is held.
         busy = utility.value_curve(running(self.resting, 0.5), CFG)
         self.assertIsNone(busy.rest_since)
         self.assertEqual(0.0, busy.hold_density)
+        self.assertEqual(self.now, busy.returned_at)
