@@ -45,7 +45,8 @@ def rest_since(guest, resting):
     """
     if not resting:
         return None
-    return _remembered_time(guest, STATE_KEY) or guest.sample.timestamp
+    since = _remembered_time(guest, STATE_KEY)
+    return guest.sample.timestamp if since is None else since
 
 
 def returned_at(guest, resting):
