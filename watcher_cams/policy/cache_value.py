@@ -99,14 +99,14 @@ class ValueCurve:
     no_loss_mb: float = 0.0
     # Pages it had activated when its workload began (stale_active.base).
     activated_base: int = None
-    # While it rests: when the rest began, and what giving its active
-    # list (all it gives beyond held_from_mb) costs per MiB
-    # (rest_hold.density); when it last came back from a rest.
+    # While it rests: when the rest began, MiB of its cache its return
+    # re-reads (rest_hold.reread_mb), and what giving them (all it gives
+    # beyond held_from_mb) costs per MiB (rest_hold.density); when it last
+    # came back from a rest.
     rest_since: float = None
-    returned_at: float = None
     reread_mb: int = None
-    held_from_mb: float = 0.0
     hold_density: float = 0.0
+    returned_at: float = None
     # The size a probe gives back at once (given_back.restore_mb): what it
     # held while it read nothing, or, without an agent, under a workload
     # that has changed since.
@@ -128,6 +128,15 @@ class ValueCurve:
     # A fitted scan's memory traded below its cliff: (the cliff, MiB/s it
     # reads below it), until it holds it again (cliff_trade.remembered).
     traded: tuple = None
+
+    @property
+    def held_from_mb(self):
+        """MiB it gives before what it gives is what its return re-reads.
+
+        Free memory and pages it read once: all it can hold (its size
+        less its used memory) but :attr:`reread_mb`.
+        """
+        return max(0.0, self.capacity_mb - (self.reread_mb or 0))
 
     def density_at(self, offset_mb):
         return mrc.segment_at(self.segments, offset_mb)
@@ -165,8 +174,8 @@ class ValueCurve:
         """
         # What a resting guest gives of its active list, its return
         # re-reads (rest_hold).
-        hold = (self.hold_density
-                if given_mb + amount_mb > self.held_from_mb else 0.0)
+        hold = (self.hold_density if self.hold_density
+                and given_mb + amount_mb > self.held_from_mb else 0.0)
         if given_mb + amount_mb <= self.no_loss_mb:
             # No read needs free memory its cache left unused, nor, in a
             # guest that reads nothing, the step of its cache it gives,
@@ -364,10 +373,9 @@ def _rest_fields(guest, quiet, params):
     """
     rest = (rest_hold.rest_since(guest, quiet),
             rest_hold.returned_at(guest, quiet))
-    reread = rest_hold.reread_mb(guest, rest[0])
     return dict(
-        rest_since=rest[0], returned_at=rest[1], reread_mb=reread,
-        held_from_mb=rest_hold.held_from_mb(guest, reread),
+        rest_since=rest[0], returned_at=rest[1],
+        reread_mb=rest_hold.reread_mb(guest, rest[0]),
         hold_density=rest_hold.density(guest, rest, params.fill_horizon_s))
 
 

@@ -94,15 +94,6 @@ def reread_mb(guest, since):
     return int(min(kept, s.file_lru_mb))
 
 
-def held_from_mb(guest, reread):
-    """MiB it gives before what it gives comes out of ``reread`` MiB.
-
-    ``reread``: :func:`reread_mb`. What it holds beyond its used memory
-    and that: free memory and pages it read once.
-    """
-    return max(0.0, guest.actual_mb - guest.sample.used_mb - (reread or 0))
-
-
 def _remembered_time(guest, key):
     """A time the policy state keeps under ``key``, or None (or junk).
 

@@ -94,9 +94,10 @@ class TestRereadMb(testtools.TestCase):
         now = guest.sample.timestamp
         self.assertIsNone(rest_hold.reread_mb(guest, None))
         self.assertEqual(1536, rest_hold.reread_mb(guest, now))
-        # Free memory (128 MiB) and its inactive list go first.
-        self.assertEqual(2048 - 256 - 1536,
-                         rest_hold.held_from_mb(guest, 1536))
+        # Resting, free memory (128 MiB) and its inactive list go first.
+        curve = utility.value_curve(running(guest, 0.005), CFG)
+        self.assertEqual(1536, curve.reread_mb)
+        self.assertEqual(2048 - 256 - 1536, curve.held_from_mb)
 
     def test_a_shrink_demoting_its_active_list_changes_nothing(self):
         # Shrunk, its kernel demoted 1,000 MiB of its active list: its
