@@ -208,7 +208,7 @@ def confirmed_at(guest):
     the same workload as every measurement kept: those stay remembered
     while the workload does.
     """
-    return _state_time(guest, 'confirmed_at')
+    return state_time(guest, 'confirmed_at')
 
 
 def phase_at(guest):
@@ -217,17 +217,23 @@ def phase_at(guest):
     Set by cache_value for a window whose reads :func:`of_this_phase`
     found of another workload than every measurement kept before it.
     """
-    return _state_time(guest, 'phase_at')
+    return state_time(guest, 'phase_at')
 
 
-def _state_time(guest, key):
-    """A time the policy state recorded, if sane (not later than now)."""
+def state_time(guest, key):
+    """A time the policy state recorded, if sane, or None.
+
+    Sane: a number (not a bool), finite and not later than the guest's
+    sample.
+    """
     state = guest.policy_state.get(STATE_KEY)
     try:
-        at = float(state[key])
+        value = state[key]
+        at = float(value)
     except (KeyError, TypeError, ValueError):
         return None
-    if not math.isfinite(at) or at > guest.sample.timestamp:
+    if (isinstance(value, bool) or not math.isfinite(at)
+            or at > guest.sample.timestamp):
         return None
     return at
 
@@ -242,9 +248,9 @@ def resumed_from(guest, idle, seen):
     """
     if idle is not None:
         return None
-    since = _state_time(guest, 'resumed_from')
+    since = state_time(guest, 'resumed_from')
     if since is None:
-        since = _state_time(guest, 'idle_since')
+        since = state_time(guest, 'idle_since')
     if since is None or all(x.timestamp > since for x in seen):
         return None
     return since
@@ -566,7 +572,7 @@ def idle_since(guest, seen, disk_mb_s, params):
     """
     if disk_mb_s > IDLE_MB_S:
         return None
-    since = _state_time(guest, 'idle_since')
+    since = state_time(guest, 'idle_since')
     if since is not None:
         return since
     here = [x for x in seen

@@ -45,7 +45,7 @@ def rest_since(guest, resting):
     """
     if not resting:
         return None
-    since = _remembered_time(guest, STATE_KEY)
+    since = mrc.state_time(guest, STATE_KEY)
     return guest.sample.timestamp if since is None else since
 
 
@@ -55,9 +55,9 @@ def returned_at(guest, resting):
     This window, where the policy state keeps a rest and the guest no
     longer rests (``resting`` as for :func:`rest_since`).
     """
-    if not resting and _remembered_time(guest, STATE_KEY) is not None:
+    if not resting and mrc.state_time(guest, STATE_KEY) is not None:
         return guest.sample.timestamp
-    return _remembered_time(guest, RETURNED_KEY)
+    return mrc.state_time(guest, RETURNED_KEY)
 
 
 def density(guest, rest, shortest_s):
@@ -92,16 +92,3 @@ def reread_mb(guest, since):
             or not isinstance(kept, int) or not 0 <= kept <= guest.max_mb):
         kept = s.active_file_mb
     return int(min(kept, s.file_lru_mb))
-
-
-def _remembered_time(guest, key):
-    """A time the policy state keeps under ``key``, or None (or junk).
-
-    Not one later than this window, nor a negative one.
-    """
-    value = mrc.state_entry(guest, key)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    if not 0 <= value <= guest.sample.timestamp:
-        return None
-    return float(value)

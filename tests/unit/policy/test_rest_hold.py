@@ -41,7 +41,7 @@ class TestRestSince(testtools.TestCase):
         self.assertIsNone(rest_hold.rest_since(earlier, False))
 
     def test_junk_in_the_state_begins_the_rest_now(self):
-        for junk in (self.now + 60, -1, True, 'yesterday', None, [1]):
+        for junk in (self.now + 60, True, 'yesterday', None, [1]):
             self.assertEqual(self.now, rest_hold.rest_since(
                 rested_since(self.guest, junk), True), junk)
 
