@@ -38,7 +38,7 @@ def lent_mb(guest, lending):
     """
     if not lending:
         return None
-    return max(_remembered_mb(guest, LENT_KEY) or 0, guest.actual_mb)
+    return max(mrc.state_mb(guest, LENT_KEY) or 0, guest.actual_mb)
 
 
 def restore_mb(guest, disk_mb_s, params, found_mb=None):
@@ -51,7 +51,7 @@ def restore_mb(guest, disk_mb_s, params, found_mb=None):
     """
     targets = [_remembered_restore(guest), found_mb]
     if disk_mb_s >= mrc.READ_MB_S:
-        targets.append(_remembered_mb(guest, LENT_KEY))
+        targets.append(mrc.state_mb(guest, LENT_KEY))
     target = max((t for t in targets if t), default=None)
     if target is None:
         return None
@@ -65,14 +65,6 @@ def remember(state, curve):
         state[RESTORE_KEY] = [curve.restore_mb, curve.size_mb]
     if curve.lent_mb is not None:
         state[LENT_KEY] = curve.lent_mb
-
-
-def _remembered_mb(guest, key):
-    """A size in MiB the policy state keeps under ``key``, or None."""
-    value = mrc.state_entry(guest, key)
-    if isinstance(value, bool) or not isinstance(value, int):
-        return None
-    return value if 0 < value <= guest.max_mb else None
 
 
 def _remembered_restore(guest):

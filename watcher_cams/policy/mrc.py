@@ -220,6 +220,17 @@ def phase_at(guest):
     return state_time(guest, 'phase_at')
 
 
+def state_mb(guest, key):
+    """A size in MiB the policy state keeps under ``key``, or None.
+
+    An int (not a bool) above 0 and at most the guest's flavor memory.
+    """
+    value = state_entry(guest, key)
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value if 0 < value <= guest.max_mb else None
+
+
 def state_time(guest, key):
     """A time the policy state recorded, if sane, or None.
 

@@ -87,8 +87,7 @@ def reread_mb(guest, since):
     if since is None:
         return None
     s = guest.sample
-    kept = mrc.state_entry(guest, HELD_KEY)
-    if (since == s.timestamp or isinstance(kept, bool)
-            or not isinstance(kept, int) or not 0 <= kept <= guest.max_mb):
+    kept = mrc.state_mb(guest, HELD_KEY)
+    if since == s.timestamp or kept is None:
         kept = s.active_file_mb
     return int(min(kept, s.file_lru_mb))
