@@ -49,7 +49,14 @@ def guest(n, actual_mb=2048, max_mb=4096, used_mb=256, active_mb=None,
                            **kw)
 
 
-def host(guests, ram_mb=8192, reserved_mb=0, ksm=None, **kw):
+def host(guests, ram_mb=None, reserved_mb=0, ksm=None, **kw):
+    """A host; by default its guests hold all it may promise.
+
+    Then memory moves between guests only, as on the simulator's hosts:
+    a test that wants the host's free memory in play sizes ``ram_mb``.
+    """
+    if ram_mb is None:
+        ram_mb = reserved_mb + sum(g.actual_mb for g in guests)
     return model.HostView(name='cmp-a', ram_mb=ram_mb,
                           reserved_mb=reserved_mb, guests=tuple(guests),
                           ksm=ksm, **kw)

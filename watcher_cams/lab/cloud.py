@@ -143,6 +143,9 @@ class CloudLab(real_guests.Lab):
             '%s%s-%s' % (PREFIX, label, uuid.uuid4().hex[:8]),
             self.cloud.strategy_goal(strategy), strategy,
             audit_scope(self.cloud.compute_hosts(), self.host, others))
+        # Every strategy plans with the memory the static run has.
+        params = dict(params, host_reserved_mb=core.reserved_for_budget_mb(
+            self.conn, self.exp.budget_mb, guests))
         self.audit = self.cloud.create_audit(
             'CONTINUOUS', params, interval=str(self.exp.cycle_s),
             template=self.template)

@@ -15,6 +15,7 @@ import time
 import libvirt
 from oslo_log import log
 
+from watcher_cams.agent.collectors import host as host_collector
 from watcher_cams.lab import guests as lab_guests
 
 LOG = log.getLogger(__name__)
@@ -91,6 +92,21 @@ class GuestRun:
 
     def disk_read_bytes(self):
         return self.dom.blockStats(self.data_disk)[1]
+
+
+def reserved_for_budget_mb(conn, budget_mb, guests):
+    """Host memory (MiB) the lab's ``guests`` may never be promised.
+
+    All but their ``budget_mb`` and what every other running domain holds
+    now: every strategy, static included, then has the same memory, and
+    none hands out what the host has beyond it.
+    """
+    mine = {g.uuid for g in guests}
+    active = conn.listAllDomains(libvirt.VIR_CONNECT_LIST_DOMAINS_ACTIVE)
+    others = sum(d.info()[2] // 1024 for d in active
+                 if d.UUIDString() not in mine)
+    total_mb = host_collector.meminfo_kb()['MemTotal'] // 1024
+    return max(0, total_mb - budget_mb - others)
 
 
 class LabHost:

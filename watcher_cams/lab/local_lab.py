@@ -9,9 +9,6 @@ same experiment through Nova and Watcher instead.
 
 import tempfile
 
-import libvirt
-
-from watcher_cams.agent.collectors import host as host_collector
 from watcher_cams.agent import manager as agent_manager
 from watcher_cams import conf as cams_conf
 from watcher_cams.lab import core
@@ -52,19 +49,12 @@ class LocalLab(real_guests.Lab):
         return guests
 
     def begin(self, label, guests):
-        # The guests may hold the lab's budget and whatever else runs on
-        # this host now, nothing more: the capacity guard sees exactly the
-        # memory the static run has.
-        active = self.host.conn.listAllDomains(
-            libvirt.VIR_CONNECT_LIST_DOMAINS_ACTIVE)
-        others = sum(d.info()[2] // 1024 for d in active
-                     if not d.name().startswith(PREFIX))
-        total_mb = host_collector.meminfo_kb()['MemTotal'] // 1024
+        # The capacity guard sees exactly the memory the static run has.
         conf = cams_conf.isolated(
             host=HOST, connection_uri=self.host.uri,
             state_dir=tempfile.mkdtemp(prefix=PREFIX + 'state-'),
-            reserved_host_memory_mb=max(
-                0, total_mb - self.exp.budget_mb - others),
+            reserved_host_memory_mb=core.reserved_for_budget_mb(
+                self.host.conn, self.exp.budget_mb, guests),
             min_rate_interval=max(1, self.exp.cycle_s // 3),
             collect_sharing=False)
         self.agent = runner.LocalAgent(agent_manager.AgentManager(conf), HOST)

@@ -78,3 +78,32 @@ def read_less_at(grow, size_mb, reads):
             and activate_mb_s >= (1 - mrc.NOISE_SHARE) * disk_mb_s):
         return from_mb
     return None
+
+
+# Policy state: the size a guest went back to from a grow that made it
+# read more.
+UNDONE_KEY = 'undone_mb'
+
+
+def remember_undone(state, curve, guest):
+    """Keep in ``state`` a grow this plan gives back, or the one kept."""
+    if curve.reads_less_at is not None:
+        state[UNDONE_KEY] = curve.reads_less_at
+    else:
+        back_mb = undone_mb(guest)
+        if back_mb is not None:
+            state[UNDONE_KEY] = back_mb
+
+
+def undone_mb(guest):
+    """The size a grow that made it read more went back to, or None.
+
+    While the guest still has that size: memory nobody holds does not
+    grow it past it again. Random host 342: a 1,331 MiB scan's grow to
+    1,536 MiB, given back, was taken again from memory nobody held, and
+    a round trip left its kernel's lists thrashing at 1,024 MiB, where
+    before they kept part of the scan. A donor's grow, which its loss
+    weighs, is the old question and forgets this.
+    """
+    back_mb = mrc.state_mb(guest, UNDONE_KEY)
+    return back_mb if back_mb == guest.actual_mb else None

@@ -13,9 +13,10 @@ A plan, per host and audit cycle, prices scans' cliffs first
 tries in turn:
 
 1. Water-filling (:func:`_moves`): memory moves greedily, a segment at a
-   time in ``granule_mb`` units, from the cheapest donor to the guest whose
-   next MiB (on the curve's concave hull) saves the most, while the saving
-   beats the loss by ``value_band`` (relative) and ``min_value`` (MiB/s
+   time in ``granule_mb`` units, from the cheapest donor (first what the
+   host may promise and no guest holds, :func:`_unheld_mb`) to the guest
+   whose next MiB (on the curve's concave hull) saves the most, while the
+   saving beats the loss by ``value_band`` (relative) and ``min_value`` (MiB/s
    per GiB): with a large enough step this lands where paper mode creeps
    in fixed steps, and the next cycle re-measures.
 2. A trade (:mod:`cliff_trade`): a fitted scan's memory above its floor
@@ -53,6 +54,7 @@ from watcher_cams.policy import fill_curve
 from watcher_cams.policy import first_reuse
 from watcher_cams.policy import flat_search
 from watcher_cams.policy import given_back
+from watcher_cams.policy import grow_check
 from watcher_cams.policy import guards
 from watcher_cams.policy import host_only
 from watcher_cams.policy import model
@@ -129,35 +131,70 @@ def _moves(host, cfg, params, curves, up):
     delta = dict.fromkeys(guests, 0)
     threshold = params.min_value / 1024.0  # per MiB moved
     saved, measured = 0.0, set()
+    unheld = _unheld_mb(host, cfg, g_mb)
     market = exchange.Exchange(curves, delta, up, down, g_mb)
     while True:
         taker, gain, t_left = market.best_taker()
         if taker is None:
             break
-        donor, loss, d_room = market.cheapest_donor(taker)
-        if donor is None or gain - loss * (1 + _band(
-                params, curves, (taker, donor), delta)) <= threshold:
-            if not curves[taker].loss_belied:
-                break
-            # What it holds the host measured worth next to nothing to
-            # it: it may still give to the next taker (random host 354).
-            market.pass_over(taker)
-            continue
-        amount = min(t_left, d_room)
+        worth = gain > threshold
+        amount = min(t_left, unheld) if worth and grow_check.undone_mb(
+            guests[taker]) is None else 0
         amount -= amount % g_mb
-        # Only as far as the donor's loss stays what was priced.
-        while (amount > g_mb and curves[donor].loss_at(
-                -delta[donor], amount) > loss):
-            amount -= g_mb
+        donor, loss = None, 0.0
+        if not amount:
+            donor, loss, d_room = market.cheapest_donor(taker)
+            if donor is None or gain - loss * (1 + _band(
+                    params, curves, (taker, donor), delta)) <= threshold:
+                # What it holds the host measured worth next to nothing
+                # to it (random host 354), or memory nobody holds that it
+                # may not have: the next taker may still be served.
+                if not (curves[taker].loss_belied or (unheld and worth)):
+                    break
+                market.pass_over(taker)
+                continue
+            amount = _priced_amount(curves[donor], -delta[donor],
+                                    (min(t_left, d_room), loss), g_mb)
         if (curves[taker].gain_is_measured(delta[taker])
-                or curves[donor].loss_is_measured(-delta[donor], amount)):
-            measured.update((taker, donor))
+                or donor is not None and curves[donor].loss_is_measured(
+                    -delta[donor], amount)):
+            measured.update(u for u in (taker, donor) if u is not None)
         saved += curves[taker].gain(delta[taker] + amount) \
             - curves[taker].gain(delta[taker]) - amount * loss
         delta[taker] += amount
-        delta[donor] -= amount
-        market.moved(taker, donor)
+        if donor is None:
+            unheld -= amount
+        else:
+            delta[donor] -= amount
+        market.moved(*(u for u in (taker, donor) if u is not None))
     return delta, saved, measured
+
+
+def _priced_amount(donor, offset_mb, wanted, g_mb):
+    """MiB a donor gives: as far as its loss stays what was priced.
+
+    ``offset_mb``: what it gave so far; ``wanted``: (MiB the taker may
+    take from it, the loss per MiB priced).
+    """
+    amount, loss = wanted
+    amount -= amount % g_mb
+    while amount > g_mb and donor.loss_at(offset_mb, amount) > loss:
+        amount -= g_mb
+    return amount
+
+
+def _unheld_mb(host, cfg, g_mb):
+    """MiB the host may still promise that no guest holds, in granules.
+
+    Capacity (guards.capacity_mb) less what every guest holds, those
+    this plan leaves alone included. It costs no guest a read: a taker
+    gets it before any donor gives (the Balloon Controller's hosts: 512
+    MiB beside two guests, one thrashing while the other was squeezed),
+    unless it gave it back for reading more with it (grow_check.undone_mb).
+    """
+    held = sum(g.actual_mb for g in host.guests)
+    free = max(0, guards.capacity_mb(host, cfg) - held)
+    return free - free % g_mb
 
 
 def _band(params, curves, pair, delta):
@@ -494,6 +531,7 @@ def _remember(host, curves):
         if c.activated_base is not None:
             state[stale_active.BASE_KEY] = c.activated_base
         given_back.remember(state, c)
+        grow_check.remember_undone(state, c, host.guest(uuid))
         if isinstance(c, host_only.HostOnlyCurve):
             fill_curve.remember(state, c.fill)
         if c.confirmed_at is not None:

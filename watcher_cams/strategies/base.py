@@ -169,6 +169,19 @@ def value_properties(what, defaults):
     }
 
 
+def reserve_properties():
+    """Schema of the host reserve every memory strategy takes."""
+    return {
+        'host_reserved_mb': {
+            'type': 'integer', 'minimum': 0, 'default': 0,
+            'description': 'MiB of each host never promised to its '
+                           'guests, where more than Nova\'s '
+                           'reserved_host_memory_mb and the agent\'s: '
+                           'room kept for new servers, or a benchmark\'s '
+                           'equal budget.'},
+    }
+
+
 class CamsStrategy(rpcapi.UsesAgent, base.BaseStrategy,
                    metaclass=abc.ABCMeta):
     """Base of the watcher-cams strategies."""
@@ -271,8 +284,12 @@ class CamsStrategy(rpcapi.UsesAgent, base.BaseStrategy,
             name: planning.request(
                 self.host_params(node, params), cfg,
                 {uuid: _instance_scope(i) for uuid, i in instances.items()},
-                node.memory_mb_reserved)
+                self.reserved_mb(node))
             for name, (node, instances) in scope.items()}
+
+    def reserved_mb(self, node):
+        """MiB of Watcher ``node``'s memory never promised to its guests."""
+        return node.memory_mb_reserved
 
     def _plan_on_agents(self, requests):
         """{host: PlannedHost or its error}; older agents left out."""
@@ -401,6 +418,11 @@ class MemoryStrategy(CamsStrategy, metaclass=abc.ABCMeta):
     """A strategy for the memory_cache_efficiency goal."""
 
     GOAL = 'memory_cache_efficiency'
+
+    def reserved_mb(self, node):
+        # Memory no guest is promised: utility hands out the rest.
+        return max(node.memory_mb_reserved or 0,
+                   self.param('host_reserved_mb'))
 
     def indicators(self):
         result = super().indicators()

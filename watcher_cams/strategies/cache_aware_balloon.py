@@ -111,6 +111,7 @@ class CacheAwareBalloon(base.MemoryStrategy):
                                               'gives a quarter of its '
                                               'cache per cycle.'},
                 **base.value_properties('moved', utility.UtilityParams()),
+                **base.reserve_properties(),
                 'lfu_hit_ratio': {'type': 'number', 'minimum': 0,
                                   'maximum': 1, 'default': 0.5,
                                   'description': 'instances reading through '

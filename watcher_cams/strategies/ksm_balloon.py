@@ -39,6 +39,7 @@ class KsmBalloon(base.MemoryStrategy):
                          'description': 'paper: equal shares; utility: by '
                                         'marginal value.'},
                 **base.value_properties('handed out', ksm.KsmParams()),
+                **base.reserve_properties(),
             },
             'additionalProperties': False,
         }

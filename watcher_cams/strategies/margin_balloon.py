@@ -1,5 +1,7 @@
 """Strategy ``margin_balloon``: size guests by Committed_AS plus a margin."""
 
+import dataclasses
+
 from watcher_cams.policy import margin
 from watcher_cams.strategies import base
 
@@ -41,10 +43,11 @@ class MarginBalloon(base.MemoryStrategy):
                 ('change_mb', 'Cache changes above this count as changed.')):
             props[name] = {'type': 'integer', 'minimum': 0,
                            'default': getattr(d, name), 'description': help_}
-        return {'type': 'object', 'properties': props,
+        return {'type': 'object',
+                'properties': dict(props, **base.reserve_properties()),
                 'additionalProperties': False}
 
     def policy_params(self):
-        names = self.get_schema()['properties']
-        return base.check_params(margin.MarginParams,
-                                 **{n: self.param(n) for n in names})
+        names = dataclasses.fields(margin.MarginParams)
+        return base.check_params(margin.MarginParams, **{
+            f.name: self.param(f.name) for f in names})

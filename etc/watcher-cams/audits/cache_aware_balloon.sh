@@ -47,6 +47,9 @@
 #                       the host cache count in lfu_candidates
 #   recommend_lfu=False  double caching: a nop action naming each candidate
 #                       (doc/source/lfu.rst)
+#   host_reserved_mb=0  MiB of each host never promised to guests, where
+#                       more than Nova and the agent reserve (utility hands
+#                       out the rest nobody holds)
 #
 # Usage: cache_aware_balloon.sh [NAME=VALUE ...]   (TEMPLATE,
 # AUDIT, INTERVAL and SCOPE: see create-continuous-audit.sh)

@@ -10,6 +10,8 @@
 #   granule_mb=64     utility: unit of memory handed out (MiB)
 #   min_value=0.05    utility: least disk reads saved (MiB/s per GiB) worth
 #                     giving memory
+#   host_reserved_mb=0  MiB of each host never promised to guests, where
+#                     more than Nova and the agent reserve
 #
 # Usage: ksm_balloon.sh [NAME=VALUE ...]   (TEMPLATE,
 # AUDIT, INTERVAL and SCOPE: see create-continuous-audit.sh)

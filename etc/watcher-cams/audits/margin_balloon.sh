@@ -11,6 +11,8 @@
 #   min_margin_mb=100      smallest margin (MiB)
 #   initial_margin_mb=100  margin of a guest seen first (MiB)
 #   change_mb=0            cache changes above this count as changed
+#   host_reserved_mb=0     MiB of each host never promised to guests, where
+#                          more than Nova and the agent reserve
 #
 # Usage: margin_balloon.sh [NAME=VALUE ...]   (TEMPLATE,
 # AUDIT, INTERVAL and SCOPE: see create-continuous-audit.sh)

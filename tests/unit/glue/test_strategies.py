@@ -364,3 +364,21 @@ class TestPlanOnAgents(StrategyTestCase):
         moved = {c['instance'] for a in actions
                  for c in runner.guest_changes(a)}
         self.assertNotIn(first[0]['uuid'], moved)
+
+    def test_the_audits_host_reserve_goes_with_each_request(self):
+        # What Nova reserves, or the audit's host_reserved_mb if more, for
+        # every memory strategy; the pinning strategy keeps Nova's.
+        node = runner.compute_model(self.reports).get_node_by_name('cmp-0000')
+        for goal, name, params in self.RUNS:
+            self.goal = goal
+            memory = goal == 'memory_cache_efficiency'
+            for reserve_mb in (None, 1, 40000):
+                if reserve_mb is not None and not memory:
+                    continue
+                agent = fakes.PlanningAgent(self.reports)
+                given = dict(params) if reserve_mb is None else dict(
+                    params, host_reserved_mb=reserve_mb)
+                self.run_with(goal, name, given, agent)
+                self.assertEqual(
+                    max(node.memory_mb_reserved, reserve_mb or 0),
+                    agent.requests['cmp-0000']['reserved_mb'], name)

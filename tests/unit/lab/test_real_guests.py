@@ -165,3 +165,36 @@ class TestCommand(testtools.TestCase):
             self.assertEqual(2, exc.code)
             stderr.seek(0)
             self.assertIn(words, stderr.read())
+
+
+class FakeDomain:
+    def __init__(self, uuid, memory_mb):
+        self.uuid, self.memory_mb = uuid, memory_mb
+
+    def UUIDString(self):
+        return self.uuid
+
+    def name(self):
+        return self.uuid
+
+    def info(self):
+        return [1, self.memory_mb * 1024, self.memory_mb * 1024, 1, 0]
+
+
+class TestReservedForBudget(testtools.TestCase):
+    def test_all_but_the_budget_and_what_other_domains_hold(self):
+        mine = [FakeDomain('lab-1', 768), FakeDomain('lab-2', 768)]
+        other = FakeDomain('other', 2048)
+
+        class Conn:
+            @staticmethod
+            def listAllDomains(flags):
+                return mine + [other]
+        self.useFixture(fixtures.MockPatch(
+            'watcher_cams.agent.collectors.host.meminfo_kb',
+            return_value={'MemTotal': 16384 * 1024}))
+        guests = [core.GuestRun(d) for d in mine]
+        # 16 GiB less the 1,536 MiB budget and the other domain's 2 GiB.
+        self.assertEqual(12800,
+                         core.reserved_for_budget_mb(Conn, 1536, guests))
+        self.assertEqual(0, core.reserved_for_budget_mb(Conn, 16384, guests))

@@ -67,8 +67,17 @@ class TestOracle(testtools.TestCase):
         # split in whole steps, worth blocks to either guest.
         s = small_spec()
         s['guests'][1]['size_mb'] = 892
+        s['host']['ram_mb'] -= 4
         sizes = oracle.solve(spec_mod.validate(s)).splits[0][1]
         self.assertEqual(1788, sum(sizes.values()), sizes)
+
+    def test_memory_no_guest_starts_with_is_split_too(self):
+        # Whatever the guards let a policy promise (utility hands it out),
+        # not only what the guests start with.
+        s = small_spec()
+        s['guests'][1]['size_mb'] = 640
+        sizes = oracle.solve(spec_mod.validate(s)).splits[0][1]
+        self.assertEqual(1792, sum(sizes.values()), sizes)
 
     def test_guests_that_never_evict_run_once_above_their_data(self):
         s = small_spec()

@@ -5,7 +5,9 @@ import testtools
 from tests.unit import factory
 from tests.unit.policy import test_first_reuse
 from tests.unit.policy import test_utility
+from watcher_cams.policy import cliff_probe
 from watcher_cams.policy import guards
+from watcher_cams.policy import scan_cliffs
 from watcher_cams.policy import utility
 
 CFG = guards.GuardConfig()
@@ -31,7 +33,7 @@ class TestCliffProbe(testtools.TestCase):
     """A scan short of its cliff, beside a hot set that keeps its memory."""
 
     def moves(self, *guests):
-        plan = utility.plan(factory.host(guests, ram_mb=4096), CFG)
+        plan = utility.plan(factory.host(guests), CFG)
         return {m.instance: m for m in plan.moves}
 
     def test_all_it_lacks_comes_from_an_active_list(self):
@@ -72,7 +74,23 @@ class TestCliffProbe(testtools.TestCase):
         # step short of the cliff saves nothing.
         scan = test_first_reuse.scan(1500, actual_mb=1536)
         donor = hot_set(actual_mb=576, active_mb=256)
-        self.assertEqual({}, self.moves(scan, donor))
+        host = factory.host([scan, donor], ram_mb=4096)
+        params = utility.UtilityParams()
+        curves = scan_cliffs.priced(host, CFG, params, {
+            g.uuid: utility.value_curve(g, CFG) for g in host.guests})
+        self.assertIsNotNone(curves[scan.uuid].cliff_mb)
+        self.assertIsNone(cliff_probe.cliff_probe(
+            host, CFG, params, curves, dict.fromkeys(curves, 0)))
+
+    def test_memory_no_guest_holds_serves_it_first(self):
+        # The same host's 1,984 MiB nobody holds: all the scan lacks, at
+        # no one's loss (the hot set takes some too).
+        scan = test_first_reuse.scan(1500, actual_mb=1536)
+        donor = hot_set(actual_mb=576, active_mb=256)
+        plan = utility.plan(factory.host([scan, donor], ram_mb=4096), CFG)
+        moves = {m.instance: m for m in plan.moves}
+        self.assertGreaterEqual(moves[scan.uuid].target_mb, 1756)
+        self.assertTrue(all(m.delta_mb > 0 for m in plan.moves))
 
     def test_not_from_a_cache_still_filling(self):
         # Free memory beyond the margin: it evicted nothing yet, and no

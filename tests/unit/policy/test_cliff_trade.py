@@ -108,7 +108,7 @@ class TestTraded(testtools.TestCase):
         # 1,732 MiB it lacks at its 2 MiB/s.
         guest = traded(2.0)
         curve = scan_cliffs.priced(
-            factory.host([guest]), CFG, utility.UtilityParams(),
+            factory.host([guest], ram_mb=8192), CFG, utility.UtilityParams(),
             {guest.uuid: utility.value_curve(guest, CFG)})[guest.uuid]
         self.assertEqual(2756, curve.cliff_mb)
         self.assertAlmostEqual(2.0, curve.gain(1732))

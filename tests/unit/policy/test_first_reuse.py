@@ -284,21 +284,25 @@ class TestScanCliffs(testtools.TestCase):
         # Shrunk to 704 MiB, a scan confirmed at 2,500 MiB re-reads
         # nothing its shadow entries remember: it reads 6 MiB/s and
         # refaults none. Its cliff still prices it, at the reads the host
-        # measured: 6 MiB/s for the 2,052 MiB it lacks, 3 per GiB, more
-        # than the neighbour's 0.6: it gets all the neighbour has above
-        # its active list.
+        # measured: 6 MiB/s for the 2,052 MiB it lacks, 3 per GiB. On a
+        # host with 5,440 MiB nobody holds, it gets a whole step of them.
         shrunk = scan(2500, actual_mb=704, refault_s=0.0)
         shrunk = dataclasses.replace(shrunk, policy_state={
             utility.STATE_KEY: {'reuse_mb': 2500, 'scanned_mb': 2500}})
-        moves = self.moves(shrunk, self.neighbour(1.0))
-        self.assertEqual(768, moves[shrunk.uuid].delta_mb)
-        self.assertIn('value 2.994', moves[shrunk.uuid].reason)
-        # Never confirmed, it is a stream: its memory saves nothing.
+
+        def moves(guest):
+            host = factory.host([guest, self.neighbour(1.0)], ram_mb=8192)
+            return {m.instance: m for m in utility.plan(host, CFG).moves}
+        self.assertEqual(2048, moves(shrunk)[shrunk.uuid].delta_mb)
+        self.assertIn('value 2.994', moves(shrunk)[shrunk.uuid].reason)
+        # Never confirmed, it is a stream: its memory saves nothing, and
+        # it gets none (on a full host it gives: the neighbour takes it).
         unconfirmed = dataclasses.replace(shrunk, policy_state={
             utility.STATE_KEY: {'reuse_mb': 2500}})
-        moves = self.moves(unconfirmed, self.neighbour(1.0))
-        self.assertEqual(-320, moves[unconfirmed.uuid].delta_mb)
-        self.assertIn('value 0.000', moves[unconfirmed.uuid].reason)
+        self.assertNotIn(unconfirmed.uuid, moves(unconfirmed))
+        full = self.moves(unconfirmed, self.neighbour(1.0))
+        self.assertEqual(-320, full[unconfirmed.uuid].delta_mb)
+        self.assertIn('value 0.000', full[unconfirmed.uuid].reason)
 
     def test_a_reach_its_window_placed_gives_nothing_yet(self):
         # Its first re-read: 2,400 MiB read without a refault, then a

@@ -45,7 +45,7 @@ def echo_over(reads_mb_s=1.5):
 class TestGivesBackWhatCostItReads(testtools.TestCase):
 
     def plan(self, *guests):
-        return utility.plan(factory.host(guests, ram_mb=4096), CFG)
+        return utility.plan(factory.host(guests), CFG)
 
     def moves(self, *guests):
         return {m.instance: m for m in self.plan(*guests).moves}

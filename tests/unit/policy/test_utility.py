@@ -6,6 +6,7 @@ from tests.unit import factory
 from watcher_cams.lab import example
 from watcher_cams.policy import cams
 from watcher_cams.policy import given_back
+from watcher_cams.policy import grow_check
 from watcher_cams.policy import guards
 from watcher_cams.policy import host_io
 from watcher_cams.policy import model
@@ -542,6 +543,11 @@ def remembering(g, *entries):
         utility.STATE_KEY: {'seen': [list(e) for e in entries]}})
 
 
+def probes_of(plan):
+    """The moves of ``plan`` a probe decided."""
+    return [m for m in plan.moves if '(%s)' % utility.PROBE in m.reason]
+
+
 def host_counted(g, reads, entries):
     """``g`` with the host's reads at its size and ``entries`` measured.
 
@@ -729,9 +735,10 @@ class TestMeasurementMemory(testtools.TestCase):
         # But 64 MiB larger it read nothing (random host 756): on a host
         # that could give it those 64 MiB, what it holds is its way there,
         # worth 8 MiB/s over all it holds above its floor (4.7 MiB/s per
-        # GiB), more than the taker's 1.6. It keeps it.
+        # GiB), more than the taker's 1.6. It keeps it, and takes the 64
+        # MiB nobody holds.
         entries.append([2112, 0.0, 64, self.now - 200, 0.0, 3, None, 0.0])
-        self.assertEqual({}, deltas(ram_mb=2496))
+        self.assertEqual({scan.uuid: 64}, deltas(ram_mb=2496))
         curve = utility.value_curve(host_counted(scan, (8.0, 100.0),
                                                  entries), CFG)
         self.assertTrue(curve.loss_belied)
@@ -1250,8 +1257,14 @@ class TestProbe(testtools.TestCase):
                                    activate_s=factory.pages_s(0.1))
         self.now = self.hot.sample.timestamp
 
+    # A host its guests fill; the stream probes' has memory nobody holds,
+    # which a stream (worth nothing yet) does not take: their steps are
+    # not cut short by what the host could ever give.
+    ram_mb = None
+
     def plan(self, hot):
-        return utility.plan(factory.host([hot, self.other]), CFG)
+        return utility.plan(factory.host([hot, self.other],
+                                         ram_mb=self.ram_mb), CFG)
 
     def measured(self, disk_below):
         """The hot guest measured at 1792 MiB, and now at 2048."""
@@ -1365,6 +1378,7 @@ class TestProbe(testtools.TestCase):
             factory.host([cold, fits]), CFG).moves))
 
     def test_a_stream_too_small_to_show_a_re_read_is_probed(self):
+        self.ram_mb = 8192
         # 4 MiB/s read from disk, not one refault, from a 128 MiB file
         # LRU: with its shadows it remembers 384 MiB of evictions, where
         # it could cache 3,840 MiB (its maximum less its used memory). A
@@ -1401,7 +1415,7 @@ class TestProbe(testtools.TestCase):
         self.other = factory.guest(2, read_mb_s=0.5,
                                    refault_s=factory.pages_s(0.3),
                                    activate_s=factory.pages_s(0.1))
-        self.assertEqual([], self.plan(stream).moves)
+        self.assertEqual([], probes_of(self.plan(stream)))
 
     def test_a_new_workload_reading_like_a_stream_is_probed_once(self):
         # The stream above, beside a neighbour whose cache is in use (0.11
@@ -1410,14 +1424,16 @@ class TestProbe(testtools.TestCase):
         stream = factory.guest(1, actual_mb=384, active_mb=0,
                                inactive_mb=128, read_mb_s=4.0,
                                read_since_boot_mb=40000)
-        self.assertEqual([], self.plan(stream).moves)
+        self.assertEqual([], probes_of(self.plan(stream)))
         # Two minutes ago it read 0.5 MiB/s at this size: a new workload.
-        # The step costs the neighbour 0.09 MiB/s, less than a twentieth
-        # of the 4 it may save.
+        # The step (toward what its shadows would reach of the 1,792 MiB
+        # it could ever cache on this full host) costs the neighbour 0.05
+        # MiB/s, less than a twentieth of the 4 it may save.
         changed = remembering(stream, (384, 0.0, 64, self.now - 120, 0.5, 3))
         plan = self.plan(changed)
         moves = {m.instance: m for m in plan.moves}
-        self.assertEqual(768, moves[stream.uuid].delta_mb)
+        self.assertEqual(448, moves[stream.uuid].delta_mb)
+        self.assertIn('costs at most 0.050 MiB/s', moves[stream.uuid].reason)
         self.assertIn('too small to show a re-read',
                       moves[stream.uuid].reason)
         self.assertEqual(self.now, plan.policy_state[stream.uuid][
@@ -2156,3 +2172,71 @@ class TestInactiveListHits(testtools.TestCase):
         self.assertAlmostEqual(
             0.03 / 64 * 1024,
             utility.value_curve(hits, CFG).loss_density * 1024, places=2)
+
+
+class TestMemoryNobodyHolds(testtools.TestCase):
+    """What the host may promise beyond what its guests hold."""
+
+    def setUp(self):
+        super().setUp()
+        # Its next 512 MiB (all its flavor allows) save it reads; the
+        # neighbour reads a stream, its cache worth nothing.
+        self.taker = factory.guest(1, max_mb=2560, read_mb_s=2.0,
+                                   refault_s=factory.pages_s(1.5),
+                                   activate_s=factory.pages_s(1.0))
+        self.stream = factory.guest(2, active_mb=20, read_mb_s=8.0)
+
+    def deltas(self, *others, ram_mb=None):
+        guests = [self.taker, self.stream] + list(others)
+        plan = utility.plan(factory.host(guests, ram_mb=ram_mb), CFG)
+        return {m.instance: m.delta_mb for m in plan.moves}
+
+    def test_a_taker_gets_it_before_any_neighbour_gives(self):
+        # On a full host the stream gives what the taker gets (a step a
+        # cycle: no reuse of its has shown yet).
+        self.assertEqual({self.taker.uuid: 448, self.stream.uuid: -448},
+                         self.deltas())
+        self.assertEqual({self.taker.uuid: 512}, self.deltas(ram_mb=4608))
+        # 256 MiB nobody holds go first; the stream gives the rest.
+        self.assertEqual({self.taker.uuid: 512, self.stream.uuid: -256},
+                         self.deltas(ram_mb=4352))
+
+    def test_a_guest_it_would_save_nothing_gets_none(self):
+        # A stream beside memory nobody holds: its reads would not fall.
+        host = factory.host([self.stream], ram_mb=8192)
+        self.assertEqual([], utility.plan(host, CFG).moves)
+
+    def test_what_guests_outside_the_plan_hold_is_held(self):
+        # A guest without data (or outside the audit's scope) is never
+        # moved, but what it holds is not the host's to hand out.
+        stranger = dataclasses.replace(factory.guest(3), sample=None,
+                                       previous=None)
+        self.assertFalse(stranger.has_data)
+        self.assertEqual({self.taker.uuid: 448, self.stream.uuid: -448},
+                         self.deltas(stranger, ram_mb=6144))
+        # Nor what the host reserves.
+        plan = utility.plan(factory.host(
+            [self.taker, self.stream], ram_mb=4608, reserved_mb=512), CFG)
+        self.assertEqual(0, sum(m.delta_mb for m in plan.moves))
+
+    def test_not_to_a_guest_at_the_size_a_grow_that_cost_it_went_back_to(
+            self):
+        # It gave a grow back for reading more with it (grow_check): the
+        # memory nobody holds does not take it there again while it keeps
+        # that size; a neighbour's may, its loss weighed.
+        def state(mb):
+            return dataclasses.replace(self.taker, policy_state={
+                utility.STATE_KEY: {grow_check.UNDONE_KEY: mb}})
+        self.taker = state(2048)
+        for ram_mb in (None, 4608):
+            self.assertEqual({self.taker.uuid: 448, self.stream.uuid: -448},
+                             self.deltas(ram_mb=ram_mb))
+        plan = utility.plan(factory.host([self.taker, self.stream],
+                                         ram_mb=4608), CFG)
+        self.assertEqual(2048, plan.policy_state[self.taker.uuid][
+            utility.STATE_KEY][grow_check.UNDONE_KEY])
+        # Another size since, or junk: forgotten.
+        for junk in (1536, True, '2048', -1, 10 ** 9):
+            self.taker = state(junk)
+            self.assertEqual({self.taker.uuid: 512},
+                             self.deltas(ram_mb=4608), junk)

@@ -195,8 +195,15 @@ def _bounds(g, cfg):
 
 
 def budget_mb(spec, t, cfg):
-    """What the sizes may add up to at time ``t`` (static total + KSM)."""
-    total = sum(g['size_mb'] for g in spec['guests'])
+    """What the sizes may add up to at time ``t``.
+
+    What the guards let any policy promise (guards.capacity_mb): RAM less
+    reserved, plus the KSM savings of that time that may be promised.
+    Where the guests start with less, the rest is the host's to hand out
+    (the Balloon Controller's 512 MiB, which its method gives too).
+    """
+    h = spec['host']
+    total = h['ram_mb'] - max(h['reserved_mb'], cfg.host_reserved_mb)
     if not spec.get('ksm'):
         return total
     host = spec_mod.build_host(spec)

@@ -163,7 +163,7 @@ def balloon_controller(files=ms.MARGIN_FILES, name='balloon-controller'):
         'working sets, 14% slower below 1,500 MB, no gain above 6,000 MB',
         ms.MARGIN_SCALE, pts,
         strategies=('static', 'cams-paper', 'margin-paper', 'utility',
-                    'oracle'),
+                    'oracle', experiment.REPLAY),
         paper=ms.margin_paper)
 
 
