@@ -45,6 +45,7 @@ balloon change a guest is not moved the other way.
 
 import dataclasses
 
+from watcher_cams import accounting
 from watcher_cams.policy import cache_value
 from watcher_cams.policy import cams
 from watcher_cams.policy import cliff_probe
@@ -186,14 +187,14 @@ def _priced_amount(donor, offset_mb, wanted, g_mb):
 def _unheld_mb(host, cfg, g_mb):
     """MiB the host may still promise that no guest holds, in granules.
 
-    Capacity (guards.capacity_mb) less what every guest holds, those
-    this plan leaves alone included. It costs no guest a read: a taker
+    The host account's promisable memory (what the agent checks every
+    grow against): capacity less what every guest holds, those this plan
+    leaves alone included. It costs no guest a read: a taker
     gets it before any donor gives (the Balloon Controller's hosts: 512
     MiB beside two guests, one thrashing while the other was squeezed),
     unless it gave it back for reading more with it (grow_check.undone_mb).
     """
-    held = sum(g.actual_mb for g in host.guests)
-    free = max(0, guards.capacity_mb(host, cfg) - held)
+    free = accounting.account(host, cfg).promisable_mb
     return free - free % g_mb
 
 
