@@ -9,6 +9,7 @@ import os
 import fixtures
 import testtools
 
+from tests.unit.agent import fakes
 from watcher_cams.cmd import lab as lab_cmd
 from watcher_cams.lab import core
 from watcher_cams.lab import guest_results as gr
@@ -167,34 +168,17 @@ class TestCommand(testtools.TestCase):
             self.assertIn(words, stderr.read())
 
 
-class FakeDomain:
-    def __init__(self, uuid, memory_mb):
-        self.uuid, self.memory_mb = uuid, memory_mb
-
-    def UUIDString(self):
-        return self.uuid
-
-    def name(self):
-        return self.uuid
-
-    def info(self):
-        return [1, self.memory_mb * 1024, self.memory_mb * 1024, 1, 0]
-
-
 class TestReservedForBudget(testtools.TestCase):
     def test_all_but_the_budget_and_what_other_domains_hold(self):
-        mine = [FakeDomain('lab-1', 768), FakeDomain('lab-2', 768)]
-        other = FakeDomain('other', 2048)
-
-        class Conn:
-            @staticmethod
-            def listAllDomains(flags):
-                return mine + [other]
+        mine = [fakes.FakeDomain('lab-%d' % i, max_mb=1024, actual_mb=768)
+                for i in (1, 2)]
+        conn = fakes.FakeConn(mine + [fakes.FakeDomain('other',
+                                                       max_mb=2048)])
         self.useFixture(fixtures.MockPatch(
             'watcher_cams.agent.collectors.host.meminfo_kb',
             return_value={'MemTotal': 16384 * 1024}))
         guests = [core.GuestRun(d) for d in mine]
         # 16 GiB less the 1,536 MiB budget and the other domain's 2 GiB.
         self.assertEqual(12800,
-                         core.reserved_for_budget_mb(Conn, 1536, guests))
-        self.assertEqual(0, core.reserved_for_budget_mb(Conn, 16384, guests))
+                         core.reserved_for_budget_mb(conn, 1536, guests))
+        self.assertEqual(0, core.reserved_for_budget_mb(conn, 16384, guests))
