@@ -9,28 +9,16 @@ See :mod:`watcher_cams.policy.utility` and doc/source/strategies.rst.
 import dataclasses
 import math
 
+from watcher_cams.policy import cache_window
 from watcher_cams.policy import cliff_trade
+from watcher_cams.policy import donation
 from watcher_cams.policy import first_reuse
 from watcher_cams.policy import given_back
 from watcher_cams.policy import grow_check
-from watcher_cams.policy import guards
 from watcher_cams.policy import model
 from watcher_cams.policy import mrc
 from watcher_cams.policy import rest_hold
 from watcher_cams.policy import stale_active
-
-MB_PER_PAGE = model.MB_PER_PAGE
-# MemTotal changes smaller than this (KiB) are not a balloon change.
-RESIZE_KB = 4096
-# File LRU growth (MiB) over the rate window that counts as filling.
-GROWTH_MB = 32
-# Refaults beyond the active list less dense than this share of those
-# within it make the active list a knee of the curve (a hot set).
-KNEE_SHARE = 0.5
-# Refaults (a share of all reads since boot) and activations (of the reads
-# now) that a first pass may show: the boot's own re-reads, and noise.
-FIRST_PASS_REFAULTS = 0.01
-FIRST_PASS_LRUS = 3
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,7 +54,7 @@ class ValueCurve:
     dormant: tuple = ()
     resumed_from: float = None
     # Some of what it may give is priced by a measurement at a smaller
-    # size alone (see _measured_down_to).
+    # size alone (see donation.measured_down_to).
     priced_below: bool = False
     # While filling: reads the cache served per MiB of it (MiB/s per MiB),
     # measured when the guest read at least a granule in the window;
@@ -83,7 +71,7 @@ class ValueCurve:
     refault_mb_s: float = 0.0
     activate_mb_s: float = 0.0
     # It read less, since it booted, than its kernel tells reuse over and
-    # re-read nothing of it (see first_pass()).
+    # re-read nothing of it (see cache_window.first_pass()).
     first_pass: bool = False
     # Memory its cache never filled, above the floor margin (MiB).
     free_mb: float = 0.0
@@ -93,9 +81,9 @@ class ValueCurve:
     # It reads nothing from disk and its CPUs idle (mrc.cpu_idle).
     quiet: bool = False
     # What it may give at no loss: its unused free memory (unused_mb), a
-    # quiet guest's step (step_mb), or a granule of what an old workload
-    # left in the cache of one that reads and hits nothing
-    # (_unread_active_mb).
+    # quiet guest's step (donation.step_mb), or a granule of what an old
+    # workload left in the cache of one that reads and hits nothing
+    # (donation.unread_active_mb).
     no_loss_mb: float = 0.0
     # Pages it had activated when its workload began (stale_active.base).
     activated_base: int = None
@@ -219,10 +207,10 @@ class ValueCurve:
         near = [x for x in below
                 if x.size_mb >= bottom - mrc.EMPIRICAL_REACH_MB]
         # Else, for memory only a measurement prices (see
-        # _measured_down_to), the nearest: its mean slope, on a concave
-        # curve no less than what the memory nearest this size saves. Its
-        # free memory too where it was measured at this size: a cache
-        # refilling where it was (grown back there) will use it.
+        # donation.measured_down_to), the nearest: its mean slope, on a
+        # concave curve no less than what the memory nearest this size
+        # saves. Its free memory too where it was measured at this size: a
+        # cache refilling where it was (grown back there) will use it.
         if not near and self.priced_below and (
                 given_mb + amount_mb > self.free_mb
                 or self.here is not None):
@@ -298,30 +286,23 @@ def value_curve(guest, cfg, params):
     r = model.rates(guest)
     if r is None or not guest.has_data:
         return None
-    disk, refault, activate = _read_rates_mb_s(r, guest.host_io)
+    disk, refault, activate = cache_window.read_rates_mb_s(r, guest.host_io)
     segments = _refault_segments(guest.sample, refault, activate, params)
-    filling, free_mb = cache_filling(guest, disk * r.interval_s, cfg)
-    last_resize = last_balloon_change(guest)
-    resized = resized_in_window(guest, last_resize, params)
+    filling, free_mb = cache_window.cache_filling(
+        guest, disk * r.interval_s, cfg)
+    last_resize = cache_window.last_balloon_change(guest)
+    resized = cache_window.resized_in_window(guest, last_resize, params)
     past = _history(guest, (disk, activate, filling, r.interval_s), resized,
                     params)
     seen, idle, confirmed = past.seen, past.idle_since, past.confirmed_at
     if idle is not None:
         # One flat segment: no knee keeps an idle guest's active list.
         segments, filling = ((params.min_segment_mb, 0.0),), False
-    inactive_hits = _inactive_hit_density(guest, r, params)
-    # Reuse the cache showed while it filled prices its free memory.
-    fill_mb = disk * params.fill_horizon_s if (
-        first_pass(guest.sample, r) or not inactive_hits) else 0.0
+    inactive_hits = cache_window.inactive_hit_density(guest, r, params)
     quiet = mrc.cpu_idle(guest, seen, disk, params)
-    # Reads measured smaller price the memory down to there, unless it
-    # reads nothing now because it went idle, not because its data fits.
-    released = 0 if quiet else _measured_down_to(
-        guest, cfg, (seen, None if resized else disk), params)
-    unread = 0 if filling or resized or idle is not None else (
-        _unread_active_mb(guest, cfg, params, (disk, r.pgactivate_s), past))
-    donate = _donatable_mb(guest, cfg, params, (fill_mb, filling, quiet),
-                           (segments, max(released, unread)), free_mb)
+    donate, released, unread = _what_it_gives(
+        guest, (cfg, params), (r, disk, inactive_hits),
+        (segments, filling, resized, quiet, free_mb), past)
     resumed = mrc.resumed_from(guest, idle, seen)
     reach = first_reuse.tracked(past.reach, guest, r, disk)
     clean = idle is None and not filling and not resized
@@ -342,7 +323,36 @@ def value_curve(guest, cfg, params):
         **_rest_fields(guest, quiet, params),
         **_given_back_fields(guest, disk, quiet, params), **_cache_fields(
             guest, (cfg, params), r, (disk, filling, free_mb, reach),
-            max(unread, step_mb(guest, cfg, free_mb) if quiet else 0.0)))
+            max(unread, donation.step_mb(guest, cfg, free_mb)
+                if quiet else 0.0)))
+
+
+def _what_it_gives(guest, conf, rates, window, past):
+    """(MiB it may give, MiB a smaller measurement prices, MiB unread).
+
+    See :func:`donation.donatable_mb`. ``conf``: (GuardConfig,
+    UtilityParams); ``rates``: (model.rates, its disk reads in MiB/s,
+    cache_window.inactive_hit_density); ``window``: (its refault segments,
+    whether its cache fills, whether it was resized, whether it is quiet,
+    its free MiB); ``past``: its _History.
+    """
+    cfg, params = conf
+    r, disk, inactive_hits = rates
+    segments, filling, resized, quiet, free_mb = window
+    # Reuse the cache showed while it filled prices its free memory.
+    fill_mb = disk * params.fill_horizon_s if (
+        cache_window.first_pass(guest.sample, r) or not inactive_hits) else 0.0
+    # Reads measured smaller price the memory down to there, unless it
+    # reads nothing now because it went idle, not because its data fits.
+    released = 0 if quiet else donation.measured_down_to(
+        guest, cfg, (past.seen, None if resized else disk), params)
+    unread = 0 if filling or resized or past.idle_since is not None else (
+        donation.unread_active_mb(guest, cfg, params,
+                                  (disk, r.pgactivate_s), past))
+    donate = donation.donatable_mb(
+        guest, cfg, params, (fill_mb, filling, quiet),
+        (segments, max(released, unread)), free_mb)
+    return donate, released, unread
 
 
 def _loss_fields(guest, curve, inactive_hits):
@@ -409,15 +419,17 @@ def _cache_fields(guest, conf, r, window, no_loss_mb):
     cfg, params = conf
     disk, filling, free_mb, reach = window
     # Free memory its cache left while it did not grow: no read needs it.
-    unused_mb = 0.0 if cache_grew(guest, disk * r.interval_s) else max(
-        0.0, free_mb)
+    unused_mb = 0.0 if cache_window.cache_grew(
+        guest, disk * r.interval_s) else max(0.0, free_mb)
     return dict(
         unused_mb=unused_mb, no_loss_mb=max(unused_mb, no_loss_mb),
-        fill_density=_fill_density(guest, r, params) if filling else None,
+        fill_density=(cache_window.fill_density(guest, r, params)
+                      if filling else None),
         capacity_mb=guest.actual_mb - guest.sample.used_mb,
         disk_mb_s=disk, window_s=r.interval_s,
-        first_pass=first_pass(guest.sample, r) or first_reuse.may_still_fit(
-            reach, guest, disk * r.interval_s),
+        first_pass=(cache_window.first_pass(guest.sample, r)
+                    or first_reuse.may_still_fit(
+                        reach, guest, disk * r.interval_s)),
         free_mb=max(0.0, free_mb - cfg.floor_margin_mb), reach=reach)
 
 
@@ -495,7 +507,7 @@ def _refilling(guest, seen, window):
     read 1.03x static). ``window``: as :func:`_history`'s.
     """
     disk, _, filling, _ = window
-    last = last_balloon_change(guest)
+    last = cache_window.last_balloon_change(guest)
     below = [x.disk_mb_s for x in seen if x.size_mb < guest.actual_mb]
     return (filling and last is not None and last[1] > 0 and bool(below)
             and disk <= min(below) * (1 + mrc.NOISE_SHARE))
@@ -510,7 +522,7 @@ def _grow_checked(guest, seen, window, params):
     is kept, so that what it gives back is not priced as before.
     """
     (disk, activate, filling, interval_s), resized = window
-    grow = grow_check.pending(guest, _grew_since_plan(guest))
+    grow = grow_check.pending(guest, cache_window.grew_since_plan(guest))
     if resized:
         return seen, (grow, None)
     back_to = grow_check.read_less_at(grow, guest.actual_mb,
@@ -520,68 +532,6 @@ def _grow_checked(guest, seen, window, params):
             guest.actual_mb, 0.0, params.min_segment_mb,
             guest.sample.timestamp, disk), interval_s, params)
     return seen, (None, back_to)
-
-
-def step_mb(guest, cfg, free_mb):
-    """What a guest whose value nothing measured yet may give in a cycle.
-
-    One that mrc.cpu_idle() calls idle, or one that may be in a scan's
-    first pass (utility._donor_rooms). Its free memory (``free_mb``,
-    beyond the floor margin) and a quarter of its cache, above its floor
-    and its used memory: the next window measures the step (a guest whose
-    reads came back is not idle; a scan's refaults still show), where a
-    guest shrunk at once would no longer show what it lost.
-    """
-    return min(guest.actual_mb - kept_mb(guest, cfg),
-               max(0.0, free_mb - cfg.floor_margin_mb)
-               + guest.sample.file_lru_mb / 4)
-
-
-def kept_mb(guest, cfg, active_mb=0.0):
-    """MiB below which a guest never gives.
-
-    Its floor, or its used memory (and ``active_mb`` of its cache) with
-    the floor margin.
-    """
-    return max(guards.floor_mb(guest, cfg),
-               guest.sample.used_mb + active_mb + cfg.floor_margin_mb)
-
-
-def first_pass(s, r):
-    """Whether no counter can have shown the guest's reuse yet.
-
-    A guest that has read, since it booted, less than FIRST_PASS_LRUS
-    times its file LRU, refaulted (next to) nothing of it and hits nothing
-    in its cache now (no page activated: ``r``, its rates) may be in the
-    first pass of a scan that fits in more memory: its reuse has not come
-    round yet. Zero refaults are evidence of a stream only once it read
-    further than that. (Three: a scan up to three times its cache is
-    protected; a tie step away from a reader over far more data waits at
-    most three cache fills.)
-    """
-    return (s.read_mb < FIRST_PASS_LRUS * s.file_lru_mb
-            and s.refault_mb <= FIRST_PASS_REFAULTS * s.read_mb
-            and r.pgactivate_s * MB_PER_PAGE
-            <= FIRST_PASS_REFAULTS * r.disk_read_mb_s)
-
-
-def _read_rates_mb_s(r, io=None):
-    """(disk reads, refaults, activations) in MiB/s, refaults capped.
-
-    The disk reads are what QEMU read for the guest (``io``, a
-    host_io.HostIo) when the host measured them, else what the guest says
-    (``pgpgin``). A guest cannot save more reads than it does: when its
-    counters say otherwise they disagree or lie, and the refault figures
-    are scaled down to the disk's.
-    """
-    disk = (io.read_mb_s if io is not None
-            else r.pgpgin_kb_s / model.KB_PER_MB)
-    refault = r.refault_s * MB_PER_PAGE
-    activate = min(r.activate_s * MB_PER_PAGE, refault)
-    if refault > disk:
-        scale = disk / refault if refault > 0 else 0.0
-        refault, activate = refault * scale, activate * scale
-    return disk, refault, activate
 
 
 def _refault_segments(s, refault, activate, params):
@@ -597,237 +547,3 @@ def _refault_segments(s, refault, activate, params):
     if s2 > s1:
         return ((first + second, refault / (first + second)),)
     return ((first, s1), (second, s2))
-
-
-def cache_filling(guest, read_mb, cfg):
-    """(whether the guest's cache is still filling, its free MiB).
-
-    A cache that grew over the window by more than GROWTH_MB, or kept at
-    least half of the ``read_mb`` read into it, is still filling: what it
-    evicts now has not come back yet, so its refaults understate its value
-    (and the kernel keeps some free memory below its watermarks, so "free"
-    alone misses the last few hundred MiB). Not a full cache whose size
-    rose by less, refaulting nothing: the kernel reclaims it in batches
-    down to a watermark and it refills to the next, and a reader whose
-    misses nothing re-reads (cold blocks, or a stream) never refaults; so
-    taken for filling, it was never measured and never valued.
-    """
-    s = guest.sample
-    free = s.mem_available_kb / model.KB_PER_MB - s.file_lru_mb
-    return free > cfg.floor_margin_mb or cache_grew(guest, read_mb), free
-
-
-def cache_grew(guest, read_mb):
-    """Whether the cache grew by more than GROWTH_MB or half its reads."""
-    growth = guest.sample.file_lru_mb - guest.previous.file_lru_mb
-    return growth > GROWTH_MB or (growth > 0 and growth >= read_mb / 2)
-
-
-def _donatable_mb(guest, cfg, params, fill, curve, free_mb):
-    """What the guest may give: above its floor and its active set.
-
-    ``fill``: (MiB its reads will fill soon, whether the cache is
-    filling, whether mrc.cpu_idle() calls it idle); ``curve``: (its
-    refault segments, MiB :func:`_measured_down_to` releases). The
-    active list is
-    kept when it is the knee of the curve (see
-    :func:`_active_list_is_a_knee`). While the cache fills, nothing was
-    evicted, so the refault counters say nothing about what the cache is
-    worth: only the free memory may go, less what the reads will fill
-    soon where the cache showed no reuse yet (where it did, its inactive
-    pages' hits price that memory: see :func:`_inactive_hit_density`). A
-    guest whose CPUs idle gives at least :func:`step_mb`. A guest
-    stalled on memory (PSI) gives nothing.
-    """
-    fill_mb, filling, quiet = fill
-    segments, released = curve
-    active = 0
-    if _active_list_is_a_knee(segments):
-        active = guest.sample.active_file_mb
-    donate = guest.actual_mb - kept_mb(guest, cfg, active)
-    if filling:
-        donate = min(donate, free_mb - cfg.floor_margin_mb - fill_mb)
-    donate = max(donate, released)
-    if quiet:
-        donate = max(donate, step_mb(guest, cfg, free_mb))
-    if stalled_on_memory(guest, params):
-        donate = 0
-    return donate
-
-
-def _unread_active_mb(guest, cfg, params, rates, past):
-    """MiB of its active list a guest that reads nothing may give a cycle.
-
-    ``rates``: (its disk reads in MiB/s, the host's where it measured
-    them; pages its kernel activated per second); ``past``: its _History.
-    The active list is kept as the knee of the curve
-    (:func:`_active_list_is_a_knee`), but the kernel ages active pages
-    only under pressure, and those an old phase left stay active for hours
-    beside a new workload that fits. A guest that reads nothing from disk
-    and hits nothing on its inactive list (no activation) loses nothing
-    while only pages its workload never activated go (stale_active): one
-    granule may, while it holds that many and its inactive list holds as
-    much (the kernel refills that list from the active list's oldest
-    pages). The next window measures the step: reads that come back are a
-    measurement at the smaller size and price the memory back, activations
-    price the inactive list (:func:`_inactive_hit_density`), and an
-    emptied inactive list ends the steps. Whatever one measurement at a
-    smaller size read (the first window of a new phase reads its first
-    pass at any size), but not where two or more did: a curve that agrees
-    with itself prices that memory (:func:`_measured_down_to`). Not from a
-    guest stalled on memory. A guest's claims can only lose it memory
-    here, never gain it.
-    """
-    disk_mb_s, activated_s = rates
-    if (disk_mb_s > mrc.IDLE_MB_S
-            or activated_s * MB_PER_PAGE > mrc.IDLE_MB_S
-            or guest.sample.inactive_file_mb < params.granule_mb
-            or stalled_on_memory(guest, params)):
-        return 0
-    if len(_read_more_below(guest, past.seen, disk_mb_s, params)) >= 2 or (
-            stale_active.never_activated_mb(guest, past.activated_base)
-            < params.granule_mb):
-        return 0
-    return min(params.granule_mb, guest.actual_mb - kept_mb(guest, cfg))
-
-
-def stalled_on_memory(guest, params):
-    """Whether the guest reports stalls on memory (PSI) worth protecting.
-
-    The one test every donor rule shares, so that the water-filling and
-    the probes can never disagree on which guest may not give.
-    """
-    psi = guest.sample.psi_some_avg10
-    return psi is not None and psi >= params.psi_protect
-
-
-def _measured_down_to(guest, cfg, curve, params):
-    """MiB the guest may give down to the largest smaller measured size.
-
-    ``curve``: (its measurements, its reads now in MiB/s, or None when a
-    resize blurs them). Where the host measured it reading more when
-    smaller, those reads, not the knee or the fill reservation, price
-    the memory in between (ValueCurve.measured_loss).
-    """
-    seen, disk = curve
-    if disk is None:
-        return 0
-    below = _read_more_below(guest, seen, disk, params)
-    if not below:
-        return 0
-    return guest.actual_mb - max(kept_mb(guest, cfg),
-                                 max(x.size_mb for x in below))
-
-
-def _read_more_below(guest, seen, disk_mb_s, params):
-    """Measurements (mrc.Seen) at smaller sizes that read more than now."""
-    return [x for x in seen
-            if x.size_mb < guest.actual_mb - params.granule_mb / 2
-            and x.disk_mb_s > disk_mb_s]
-
-
-def _inactive_hit_density(guest, r, params):
-    """Hits per second per MiB of the inactive file list (0: unknown).
-
-    ``pgactivate`` counts pages moved to an active list, mostly inactive
-    pages hit again: the reads the cache's margin serves, which is what
-    shrinking it loses. It sees a hot set larger than the active list,
-    whose pages cycle through the inactive one and are hit there, where
-    refaults see nothing (they are hits, not misses). A guest's claim: it
-    may keep memory the guest has, never get it more (it prices losses
-    only). Over at least ``min_segment_mb``: a list of a few MiB (a cache
-    whose pages all became active) says little of the MiB behind it.
-    """
-    inactive = max(guest.sample.inactive_file_mb, params.min_segment_mb)
-    return r.pgactivate_s * MB_PER_PAGE / inactive
-
-
-def _active_list_is_a_knee(segments):
-    """Whether the refaults show the active list worth more than the rest.
-
-    A hot set lives on the active list and its hits show no refaults, so
-    shrinking into it costs far more than its activations say: it is
-    kept. So is a list no refault has priced yet. But a reader over
-    uniformly spread data refaults as densely beyond its active list as
-    within (one concave segment, or a second one nearly as steep): its
-    active list is pages re-read by chance, and worth what the rest is.
-    """
-    if len(segments) < 2:
-        return False
-    (_, inside), (_, beyond) = segments[:2]
-    return inside == 0 or beyond < KNEE_SHARE * inside
-
-
-def resized_in_window(guest, last_resize, params):
-    """+1 grown, -1 shrunk by the balloon within the rate window, else 0.
-
-    A window that began just after a resize this policy recorded (an
-    agent that also samples on its own timer) still holds its echo.
-    """
-    s = guest.sample
-    change = s.mem_total_kb - guest.previous.mem_total_kb
-    resized = 0 if abs(change) < RESIZE_KB else (1 if change > 0 else -1)
-    if (not resized and last_resize is not None
-            and guest.previous.timestamp < last_resize[0] + params.settle_s):
-        resized = last_resize[1]
-    return resized
-
-
-def _grew_since_plan(guest):
-    """Whether the balloon grew the guest after the last plan."""
-    change = _change_since_plan(guest)
-    return change is not None and change[1] > 0
-
-
-def _change_since_plan(guest):
-    """(time of the last plan, direction) if the size changed since, or None.
-
-    The policy state keeps the size at each plan; a different size now
-    means a change after that plan (taken as right after it).
-    """
-    state = guest.policy_state.get(mrc.STATE_KEY)
-    try:
-        size, at = int(state['size_mb']), float(state['at'])
-    except (KeyError, TypeError, ValueError):
-        return None
-    if abs(guest.actual_mb - size) * 1024 < RESIZE_KB:
-        return None
-    return at, 1 if guest.actual_mb > size else -1
-
-
-def last_balloon_change(guest):
-    """(time, direction) of the guest's last balloon change, or None.
-
-    One since the last plan (:func:`_change_since_plan`), or the one the
-    policy state recorded.
-    """
-    state = guest.policy_state.get(mrc.STATE_KEY)
-    if not isinstance(state, dict):
-        return None
-    change = _change_since_plan(guest)
-    if change is not None:
-        return change
-    last = state.get('last_resize')
-    try:
-        at, direction = float(last[0]), int(last[1])
-    except (TypeError, ValueError, IndexError):
-        return None
-    return (at, direction) if direction in (-1, 1) else None
-
-
-def _fill_density(guest, r, params):
-    """Hits per second per MiB of a filling cache, or None.
-
-    Without reclaim nothing leaves the active list, so its growth over the
-    window is the cache pages read a second time while cached: the reuse
-    the cache delivered, per MiB of it. For a miss-ratio curve that is
-    concave this average is at least the value of the next MiB, so it
-    bounds what the guest's free memory would have been worth. It is
-    evidence only when the guest read at least a granule in the window.
-    """
-    if r.disk_read_mb_s * r.interval_s < params.granule_mb:
-        return None
-    s, prev = guest.sample, guest.previous
-    promoted = max(0.0, s.active_file_mb - prev.active_file_mb)
-    return promoted / r.interval_s / max(s.file_lru_mb,
-                                         params.min_segment_mb)

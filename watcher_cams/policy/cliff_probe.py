@@ -3,7 +3,7 @@
 A scan whose first re-read placed its cliff (:mod:`first_reuse`) saves
 all it re-reads once its cache holds its data, and nothing before. The
 water-filling (:mod:`utility`) lets a donor give only down to its active
-list where that is the knee of its curve (cache_value._donatable_mb): a
+list where that is the knee of its curve (donation.donatable_mb): a
 hot set's hits show in no counter, so the memory within it has no price
 the counters could give. Where what donors may give falls short of the
 cliff, the scan reads at its full rate for as long as the phase lasts
@@ -19,7 +19,7 @@ the scan saves, the water-filling gives it back. That measurement keeps
 the probe from being tried again while it is remembered.
 """
 
-from watcher_cams.policy import cache_value
+from watcher_cams.policy import donation
 from watcher_cams.policy import first_reuse
 from watcher_cams.policy import guards
 from watcher_cams.policy import mrc
@@ -89,13 +89,13 @@ def _active_room_mb(guest, cfg, params, curve):
     """MiB a donor may give a cliff probe: down to its used memory.
 
     Its floor and its used memory with the floor margin
-    (cache_value.kept_mb without an active list), within this cycle's
+    (donation.kept_mb without an active list), within this cycle's
     step. Nothing from a guest whose window a resize blurs, whose cache
     still fills (nothing it evicted came back yet; not one with less than
     a granule of free memory left, whose last few MiB trickle in: it
     evicts as a full cache does), whose reuse has not
     shown (first_pass), that holds a scan's cliff itself, that stalls on
-    memory (cache_value.stalled_on_memory), or that has no guest
+    memory (donation.stalled_on_memory), or that has no guest
     agent (no active list is known; it gives what its curve lets it).
     One that refaults nothing holds all it re-reads: no counter prices
     any of it, and a cut of most of it loses most of its hits, so it
@@ -109,9 +109,9 @@ def _active_room_mb(guest, cfg, params, curve):
             or curve.first_pass
             or curve.held_cliff is not None
             or first_reuse.unconfirmed(curve)
-            or cache_value.stalled_on_memory(guest, params)):
+            or donation.stalled_on_memory(guest, params)):
         return 0
-    room = guest.actual_mb - cache_value.kept_mb(guest, cfg)
+    room = guest.actual_mb - donation.kept_mb(guest, cfg)
     if curve.refault_mb_s <= mrc.IDLE_MB_S:
         room = min(room, int(guest.sample.file_lru_mb * FITTED_SHARE))
     return max(0, min(room, guards.room_down(guest, cfg)))

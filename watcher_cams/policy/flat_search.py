@@ -22,21 +22,23 @@ from watcher_cams.policy import guards
 from watcher_cams.policy import host_only
 from watcher_cams.policy import mrc
 from watcher_cams.policy import probes
+from watcher_cams.policy import stream_probe
+from watcher_cams.policy import wide_probes
 
 
 def search(host, cfg, params, curves, rooms):
     """A step past every size a flat reader without an agent held, or None.
 
     As far past it again as the span measured flat (at least
-    probes.WIDE_GRANULES), so each step doubles the span searched (random
+    wide_probes.WIDE_GRANULES), so each step doubles the span searched (random
     host 173 without agents: a 1,382 MiB scan measured flat from 384 to
     1,536 MiB read 6 MiB/s for the rest of the run). Toward the guest
     that reads most per MiB of its step, from the cheapest memory its
     donors' curves price (:func:`_search_room_mb`), where all of it costs
-    them at most probes.NEW_WORKLOAD_COST_SHARE of the taker's reads: a
+    them at most stream_probe.NEW_WORKLOAD_COST_SHARE of the taker's reads: a
     scan that fits saves all of them for as long as it runs, a stream
     gives the step back within a few windows. Where the donors have less,
-    as much as they have, from probes.WIDE_GRANULES up (random host 689
+    as much as they have, from wide_probes.WIDE_GRANULES up (random host 689
     without agents: a scan 115 MiB short of fitting waited an hour for a
     step of 448 MiB that its neighbours' 256 would have ended).
     """
@@ -51,9 +53,9 @@ def search(host, cfg, params, curves, rooms):
             for u in curves if u != taker}
     donors, loss = probes.probe_donors(curves, down, taker, step, params,
                                        _search_price)
-    budget = probes.NEW_WORKLOAD_COST_SHARE * curves[taker].disk_mb_s
+    budget = stream_probe.NEW_WORKLOAD_COST_SHARE * curves[taker].disk_mb_s
     step = sum(donors.values())
-    if step < probes.WIDE_GRANULES * params.granule_mb or (
+    if step < wide_probes.WIDE_GRANULES * params.granule_mb or (
             loss * step > budget):
         return None
     why = ('utility (%s): %d MiB priced at %.3f MiB/s per GiB, past every '
@@ -76,9 +78,9 @@ def _search_room_mb(curve, room_mb, params):
     Random host 528 without agents: a scan 307 MiB short of fitting took
     a granule every half hour from a uniform reader over 8 GiB measured
     at two sizes only, and read as much as static; that reader's fill
-    prices what it gives at 0.1 MiB/s per GiB. Only its free
-    memory from a guest that stopped reading (its cache is kept for its
-    return, as probes._free_room_mb keeps it) or that read less at a smaller
+    prices what it gives at 0.1 MiB/s per GiB. Only its free memory from
+    a guest that stopped reading (its cache is kept for its return, as
+    wide_probes._free_room_mb keeps it) or that read less at a smaller
     size than now (a workload since changed). Nothing from a guest grown
     and still filling what it was given (:func:`_not_measured_since_grown`).
     """
@@ -130,7 +132,7 @@ def _read_less_below(curve):
 
 def _search_step_mb(curve, guest, cfg, params):
     """MiB of a search step toward this guest, or 0."""
-    if curve.here is None or not probes.reads_flat(curve, guest, params):
+    if curve.here is None or not wide_probes.reads_flat(curve, guest, params):
         return 0
     here = curve.here
     flat = [x.size_mb for x in curve.seen
@@ -138,7 +140,7 @@ def _search_step_mb(curve, guest, cfg, params):
             and abs(x.disk_mb_s - here.disk_mb_s)
             <= mrc.NOISE_SHARE * here.disk_mb_s] + [curve.size_mb]
     top = max(flat)
-    span = max(probes.WIDE_GRANULES * params.granule_mb, top - min(flat))
+    span = max(wide_probes.WIDE_GRANULES * params.granule_mb, top - min(flat))
     target = top + span
     step = min(guards.room_up(guest, cfg), target - curve.size_mb)
     step -= step % params.granule_mb

@@ -27,7 +27,7 @@ def pending(guest, grown_since_plan):
     """(MiB it was grown from, MiB/s it read there) to check, or None.
 
     ``grown_since_plan``: whether it grew after the last plan (see
-    cache_value._change_since_plan): that plan's size and reads, if its
+    cache_window.change_since_plan): that plan's size and reads, if its
     window was clean (a resize or a filling cache blurs what it read).
     Otherwise the grow the state carries through its echo.
     """

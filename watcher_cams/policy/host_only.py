@@ -33,6 +33,8 @@ page cache count for what it saves, as measured, and nothing else.
 import dataclasses
 
 from watcher_cams.policy import cache_value
+from watcher_cams.policy import cache_window
+from watcher_cams.policy import donation
 from watcher_cams.policy import fill_curve
 from watcher_cams.policy import given_back
 from watcher_cams.policy import mrc
@@ -119,9 +121,9 @@ def value_curve(guest, r, cfg, params):
     """The guest's HostOnlyCurve; ``r`` its rates (model.rates)."""
     disk = guest.host_io.read_mb_s if guest.host_io else r.disk_read_mb_s
     s = guest.sample
-    filling, free_mb = cache_value.cache_filling(
+    filling, free_mb = cache_window.cache_filling(
         guest, disk * r.interval_s, cfg)
-    last_resize = cache_value.last_balloon_change(guest)
+    last_resize = cache_window.last_balloon_change(guest)
     resized = _resized(guest, last_resize, params)
     seen = mrc.remembered(guest, params)
     idle = mrc.idle_since(guest, seen, disk, params)
@@ -146,18 +148,18 @@ def value_curve(guest, r, cfg, params):
     spare_mb = max(0.0, free_mb - cfg.floor_margin_mb)
     # What its cache left unused over the window (it did not grow): an
     # idle guest's memory too, which a probe may take (probes).
-    unused_mb = 0.0 if cache_value.cache_grew(
+    unused_mb = 0.0 if cache_window.cache_grew(
         guest, disk * r.interval_s) else spare_mb
     return HostOnlyCurve(
         unused_mb=unused_mb, segments=segments, loss_density=UNKNOWN,
-        donate_mb=max(0, int(guest.actual_mb - cache_value.kept_mb(
+        donate_mb=max(0, int(guest.actual_mb - donation.kept_mb(
             guest, cfg))), resized=resized,
         filling=filling, size_mb=guest.actual_mb, seen=seen,
         measured_mb=measured_mb, idle_since=idle, last_resize=last_resize,
         capacity_mb=guest.actual_mb - s.used_mb, disk_mb_s=disk,
         window_s=r.interval_s,
         free_mb=spare_mb, quiet=quiet,
-        no_loss_mb=max(spare_mb, cache_value.step_mb(
+        no_loss_mb=max(spare_mb, donation.step_mb(
             guest, cfg, free_mb) if quiet else 0.0),
         **_priors(disk, s.file_lru_mb, fill, params), fill=fill,
         window_reads=window_reads, restore_mb=restore, lent_mb=lent)
@@ -217,7 +219,7 @@ def _resized(guest, last_resize, params):
     """
     io = guest.host_io
     if io is None:
-        return cache_value.resized_in_window(guest, last_resize, params)
+        return cache_window.resized_in_window(guest, last_resize, params)
     if not io.resized:
         return 0
     return 1 if io.end_mb > io.start_mb else -1

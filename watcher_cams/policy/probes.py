@@ -6,12 +6,14 @@ toward a guest that may be worth more than its counters say: its
 host-measured reads fell more per MiB than they value the next one, or
 its reads all refault beyond its active list (a cliff the counters cannot
 place). The next clean window measures the new size, and the
-water-filling takes back a step that did not pay. Where nothing else
-moves, a wide probe (:func:`wide_probe`) tries memory nobody uses on a
-guest without an agent whose steps measured nothing.
+water-filling takes back a step that did not pay. The shared parts live
+here: who may give a probe (:func:`probe_donor_rooms`), at what loss
+(:func:`probe_donors`), and the plan of one step (:func:`probe_plan`).
+A stream's step (:mod:`stream_probe`) and the wide steps toward a guest
+without an agent (:mod:`wide_probes`) use them.
 """
 
-from watcher_cams.policy import cache_value
+from watcher_cams.policy import donation
 from watcher_cams.policy import first_reuse
 from watcher_cams.policy import guards
 from watcher_cams.policy import host_only
@@ -20,18 +22,6 @@ from watcher_cams.policy import mrc
 
 # Named in a probe's reason: which signal decided the move.
 PROBE = 'probe'
-# A wide probe (see wide_probe) moves at least this many granules: fewer
-# are what the probes it follows took.
-WIDE_GRANULES = 4
-# A stream probe toward a new workload may take memory in use where the
-# step costs its donors at most this share of the taker's disk reads
-# (_new_workload_donors): the step is tried once and given back within a
-# few windows if the reads do not fall, while a scan it fits saves all of
-# them for as long as the workload lasts. 0.1 and 0.2 measured in lab.rst.
-NEW_WORKLOAD_COST_SHARE = 0.05
-# A donor gives a doubling wide probe (see _doubling_room_mb) as much again
-# as it gave with no more reads, once that is at least this many granules.
-DOUBLING_GRANULES = 2
 
 
 def _cheapest_probe_donor(curves, down, need_mb, taker, price):
@@ -96,7 +86,7 @@ def probe(host, cfg, params, curves, rooms):
     if taker is None:
         return None
     bound, steps = found
-    down = _probe_donor_rooms(host, cfg, curves, rooms)
+    down = probe_donor_rooms(host, cfg, curves, rooms)
     paid = next(filter(None, (
         _paying_step(host, cfg, params, curves, (down, taker, step, bound))
         for step in steps)), None)
@@ -179,7 +169,7 @@ def probe_plan(host, cfg, donors, taker, why):
     return model.Plan(host.name, moves=guards.finalize(host, proposals, cfg))
 
 
-def _probe_donor_rooms(host, cfg, curves, rooms):
+def probe_donor_rooms(host, cfg, curves, rooms):
     """{uuid: MiB each guest may give a probe}.
 
     What it may give the water-filling, but from a cache still filling
@@ -209,7 +199,7 @@ def _probe_donor_rooms(host, cfg, curves, rooms):
             free = c.free_mb if c.fill.flattened else c.unused_mb
             rooms[u] = max(0, min(int(free), guards.room_down(guest, cfg)))
             continue
-        unfilled = c.free_mb or guest.actual_mb - cache_value.kept_mb(
+        unfilled = c.free_mb or guest.actual_mb - donation.kept_mb(
             guest, cfg, guest.sample.active_file_mb)
         rooms[u] = max(0, min(int(unfilled), guards.room_down(guest, cfg)))
     return rooms
@@ -220,7 +210,7 @@ def probe_loss(curve, amount_mb):
 
     ValueCurve.probe_loss_at (a loss never measured by its exploration
     prior) or, for a cache still filling, what it served while it filled
-    if that is more (see :func:`_probe_donor_rooms`).
+    if that is more (see :func:`probe_donor_rooms`).
     """
     loss = curve.probe_loss_at(0, amount_mb)
     if curve.filling and curve.fill_density is not None:
@@ -291,7 +281,7 @@ def _probe_bound(curve, guest, cfg, params):
         return None
     # Steps that measured no fall double the next: the cliff is beyond
     # all of them, anywhere within the shadow entries' reach.
-    step = cliff_step(guest, cfg, params, _flat_below_mb(curve))
+    step = cliff_step(guest, cfg, params, flat_below_mb(curve))
     return curve.refault_mb_s / step, (step,)
 
 
@@ -456,144 +446,7 @@ def reads_as_scan(curve, share, activated):
                 or curve.disk_mb_s <= 0)
 
 
-def wide_probe(host, cfg, params, curves, rooms):
-    """Memory nobody used, toward a guest without an agent whose curve is flat.
-
-    Such a guest's small probes measured nothing (a uniform reader over
-    far more data than it caches, or a scan whose cliff lies further than
-    a probe steps): nothing but its reads can tell the two apart, and only
-    at the size where the scan fits. Memory nobody was seen to use (of
-    ``rooms``: :func:`_free_room_mb`) may show it:
-    as much of it as one donor has, toward the guest that reads most, once
-    per guest while its measurement at that larger size is remembered.
-    The water-filling takes back what did not pay, at no loss. Where
-    nobody left that much unused: :func:`_doubling_wide_probe`.
-    """
-    taker = max((u for u, c in curves.items()
-                 if _flat_beyond_probes(c, host.guest(u), cfg, params)),
-                key=lambda u: curves[u].disk_mb_s, default=None)
-    if taker is None:
-        return None
-    donor, amount = None, 0
-    for u in sorted(curves):
-        free = _free_room_mb(curves[u], rooms[u], params)
-        if u != taker and free > amount:
-            donor, amount = u, free
-    amount = min(amount, guards.room_up(host.guest(taker), cfg))
-    amount -= amount % params.granule_mb
-    if amount < WIDE_GRANULES * params.granule_mb:
-        return _doubling_wide_probe(host, cfg, params, curves, rooms,
-                                    taker)
-    why = ('utility (%s): %d MiB nobody was seen to use, toward a guest '
-           'whose reads did not fall by the steps probes took'
-           % (PROBE, amount))
-    return probe_plan(host, cfg, {donor: amount}, taker, why)
-
-
-def _doubling_wide_probe(host, cfg, params, curves, rooms, taker):
-    """:func:`wide_probe` from memory donors gave without reading more.
-
-    Or None. Where nobody left enough memory unused: as much as the
-    taker may take this cycle, from the cheapest donors, each giving at
-    most :func:`_doubling_room_mb` (as much again as it already gave with
-    no more reads), if all the taker's reads ending over the step would
-    save more than the donors' price. A donor's flat span doubles with
-    each step (128, 256, 512 MiB...), so a cliff a few GiB away is
-    reached in a few steps, where granule probes took hours; a donor
-    whose reads then rise is measured there, and the water-filling takes
-    back what did not pay.
-    """
-    room = guards.room_up(host.guest(taker), cfg)
-    down = _probe_donor_rooms(host, cfg, curves, rooms)
-    down = {u: min(mb, _doubling_room_mb(curves[u], mb, params))
-            for u, mb in down.items()}
-    donors, loss = probe_donors(curves, down, taker,
-                                room - room % params.granule_mb, params)
-    amount = sum(donors.values())
-    if amount < WIDE_GRANULES * params.granule_mb:
-        return None
-    saving = curves[taker].disk_mb_s / amount
-    if saving - loss * (1 + params.value_band) <= params.min_value / 1024.0:
-        return None
-    why = ('utility (%s): %d MiB donors gave as much of without reading '
-           'more, priced at %.3f MiB/s per GiB, toward a guest whose reads '
-           'did not fall by the steps probes took'
-           % (PROBE, amount, loss * 1024))
-    return probe_plan(host, cfg, donors, taker, why)
-
-
-def _doubling_room_mb(curve, room_mb, params):
-    """MiB of ``room_mb`` a donor may give a doubling wide probe.
-
-    Memory nobody was seen to use (:func:`_free_room_mb`), or as much as
-    it already gave with its reads no higher (a larger size of this
-    workload measured reading as much, within the noise): memory it was
-    shown not to need, once more. At least DOUBLING_GRANULES of it: what
-    one granule changes hides in the noise of a reader's windows (a
-    uniform reader over 4 GiB at 6 MiB/s reads 0.1 MiB/s more per 64 MiB,
-    a third of one window's chance), and doubling that took memory a
-    reader needed (random host 549 without agents read 1.11x static, now
-    1.01x). A donor never measured larger gives none of its cache.
-    """
-    here = curve.here
-    gave_flat = 0 if here is None else max(
-        (x.size_mb - curve.size_mb for x in curve.seen
-         if x.size_mb > curve.size_mb
-         and curve.measured_slope(here, x) == 0.0
-         and here.disk_mb_s <= (1 + mrc.NOISE_SHARE) * x.disk_mb_s),
-        default=0)
-    if gave_flat < DOUBLING_GRANULES * params.granule_mb:
-        gave_flat = 0
-    return max(_free_room_mb(curve, room_mb, params),
-               min(room_mb, gave_flat))
-
-
-def reads_flat(curve, guest, params):
-    """Whether a guest without an agent read as much at every size it held.
-
-    Clean, reading from disk, measured at another size
-    (host_only.explore_bound) and its reads no lower there than here.
-    """
-    return (guest.host_only and not (curve.resized or curve.filling)
-            and curve.disk_mb_s >= mrc.READ_MB_S
-            and host_only.explore_bound(curve, params) is None
-            and not measured_slope_below(curve, 0.0))
-
-
-def _flat_beyond_probes(curve, guest, cfg, params):
-    """Whether a wide probe may go toward this guest (see wide_probe)."""
-    return (reads_flat(curve, guest, params)
-            and not any(x.size_mb >= curve.size_mb + params.granule_mb / 2
-                        for x in curve.seen)
-            and guards.room_up(guest, cfg) >= WIDE_GRANULES
-            * params.granule_mb)
-
-
-def _free_room_mb(curve, room_mb, params):
-    """MiB of ``room_mb`` (whole granules) nobody was seen to use.
-
-    Its free memory (never filled) and, where it was measured at a smaller
-    size reading as much as now (ValueCurve.measured_slope: nothing saved,
-    beyond the noise), the memory down to that size. Not the cache of a
-    guest that stopped reading, which is kept for its return unless a
-    taker uses it now (:func:`utility._tie_allowed`); nor memory that only
-    a curve rising with size prices at nothing (a workload that changed).
-    """
-    room_mb = min(room_mb, max(curve.free_mb, _flat_below_mb(curve)))
-    return int(room_mb - room_mb % params.granule_mb)
-
-
-def _unused_room_mb(curve, room_mb, params):
-    """MiB of ``room_mb`` (whole granules) the guest's cache left unused.
-
-    Its free memory, where its cache did not grow over the window
-    (cache_value.ValueCurve.unused_mb): not a cache still filling it.
-    """
-    room_mb = min(room_mb, curve.unused_mb)
-    return int(room_mb - room_mb % params.granule_mb)
-
-
-def _flat_below_mb(curve):
+def flat_below_mb(curve):
     """MiB down to the smallest size measured reading as much as now.
 
     Nothing saved there (ValueCurve.measured_slope, beyond the noise):
@@ -605,110 +458,3 @@ def _flat_below_mb(curve):
             and curve.measured_slope(x, here) == 0.0
             and x.disk_mb_s >= (1 - mrc.NOISE_SHARE) * here.disk_mb_s]
     return max(flat, default=0)
-
-
-def stream_probe(host, cfg, params, curves, rooms):
-    """One step toward a guest reading like a stream from too small a cache.
-
-    Or None. A guest that reads from disk and refaults (next to) nothing
-    re-reads nothing its shadow entries remember: a stream, or a scan
-    whose reuse lies further back than its cache and shadows reach (about
-    SURE_SHADOW_LRUS file LRUs: first_reuse). A scan started or shrunk at
-    a small size never shows what it is from there, while the host could
-    hold it (a 1 GiB scan woken at a 128 MiB cache read 4 MiB/s for 90
-    minutes). Where its cache and shadows do not reach all it could ever
-    cache, one step grows its file LRU to where they would
-    (:func:`_unseen_reuse_step`): the next windows show its re-reads as
-    refaults, which the other rules price, or none, and the water-filling
-    gives the step back, at no loss to it. Not again while the larger size
-    is remembered. Only memory a cache left unused goes to it
-    (:func:`_unused_room_mb`): a reader of random blocks over a terabyte
-    looks the same, and the step would cost a neighbour's hot set the
-    reads it serves, or a filling cache the memory it fills next, every
-    time the larger size is forgotten. Memory in use goes only to a new
-    workload, and cheaply (:func:`_new_workload_donors`).
-    """
-    steps = {u: _unseen_reuse_step(c, host.guest(u), host, cfg, params)
-             for u, c in sorted(curves.items())}
-    taker = max((u for u, step in steps.items() if step),
-                key=lambda u: (curves[u].disk_mb_s, u), default=None)
-    if taker is None:
-        return None
-    down = {u: _unused_room_mb(c, rooms[u], params)
-            for u, c in curves.items()}
-    donors, loss = probe_donors(curves, down, taker, steps[taker], params)
-    if not donors:
-        donors, loss = _new_workload_donors(host, params, curves, rooms,
-                                            (taker, steps[taker]))
-    amount = sum(donors.values())
-    bound = curves[taker].disk_mb_s / max(amount, 1)
-    if not donors or bound - loss * (1 + params.value_band) <= (
-            params.min_value / 1024.0):
-        return None
-    why = ('utility (%s): %d MiB toward a guest whose cache and shadow '
-           'entries are too small to show a re-read; costs at most %.3f '
-           'MiB/s of reads' % (PROBE, amount, loss * amount))
-    return probe_plan(host, cfg, donors, taker, why)
-
-
-def _new_workload_donors(host, params, curves, rooms, probe):
-    """({donor: MiB}, loss per MiB) of memory in use for a stream probe.
-
-    ``probe``: (the taker, the step). Only toward a guest whose reads
-    showed a new workload within ``memory_s`` (ValueCurve.phase_at), and
-    only where the step costs its donors at most NEW_WORKLOAD_COST_SHARE
-    of the reads it may save; where it costs more, the largest step (in
-    granules) that does; else ({}, 0.0). Random host 1289: a guest whose
-    uniform reads turned into a 768 MiB scan at its 640 MiB floor, beside
-    caches in use, read 6 MiB/s for 80 minutes (1.25x static). A smaller
-    step reaches a shorter scan only, but shows it all the same (random
-    host 733: a 1 GiB scan begun at a 384 MiB floor read 6 MiB/s for 50
-    minutes, 1.09x static, where the whole step cost too much). A stream
-    that read like that since it started looks the same from a small
-    cache, and would be probed each time the larger size it was measured
-    at is forgotten, taking a hot set's memory every time (the paper
-    example's VM2, the CAMS grid's terabyte reader): a new workload is
-    probed within the time that size is remembered, so once.
-    """
-    taker, step = probe
-    curve = curves[taker]
-    now = host.guest(taker).sample.timestamp
-    if curve.phase_at is None or now - curve.phase_at > params.memory_s:
-        return {}, 0.0
-    g_mb = params.granule_mb
-    while step >= g_mb:
-        donors, loss = probe_donors(curves, rooms, taker, step, params)
-        if loss * sum(donors.values()) <= (NEW_WORKLOAD_COST_SHARE
-                                           * curve.disk_mb_s):
-            return donors, loss
-        step -= g_mb
-    return {}, 0.0
-
-
-def _unseen_reuse_step(curve, guest, host, cfg, params):
-    """MiB that would let a guest's shadows show a re-read, or 0.
-
-    See :func:`stream_probe`: a guest with an agent (one without has
-    wide_probe), its window clean, reading from disk and refaulting at
-    most first_reuse.FRESH_SHARE of it, never measured larger (while
-    remembered), whose file LRU and shadows reach less than it could ever
-    cache (guards.reachable_mb less its used memory). The step grows its
-    file LRU to a (1 + SURE_SHADOW_LRUS)th of that, within what it may
-    take this cycle.
-    """
-    g_mb = params.granule_mb
-    if (guest.host_only or curve.resized or curve.filling
-            or curve.disk_mb_s < mrc.READ_MB_S
-            or curve.refault_mb_s
-            > first_reuse.FRESH_SHARE * curve.disk_mb_s
-            or any(x.size_mb >= curve.size_mb + g_mb / 2
-                   for x in curve.seen)):
-        return 0
-    lru_mb = guest.sample.file_lru_mb
-    cacheable_mb = (guards.reachable_mb(host, guest, cfg)
-                    - guest.sample.used_mb)
-    lrus = 1 + first_reuse.SURE_SHADOW_LRUS
-    if lru_mb * lrus >= cacheable_mb:
-        return 0
-    step = min(guards.room_up(guest, cfg), cacheable_mb / lrus - lru_mb)
-    return int(step - step % g_mb) if step >= g_mb else 0

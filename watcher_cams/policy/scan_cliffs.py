@@ -15,7 +15,7 @@ probe toward it is worth (:func:`priced`), and probes look for it
 import bisect
 import dataclasses
 
-from watcher_cams.policy import cache_value
+from watcher_cams.policy import donation
 from watcher_cams.policy import first_reuse
 from watcher_cams.policy import guards
 from watcher_cams.policy import mrc
@@ -260,7 +260,7 @@ def weighed(host, cfg, params, curves, up):
     for u in blocks:
         c, guest = curves[u], host.guest(u)
         whole = c.refault_mb_s / max(
-            c.cliff_mb - cache_value.kept_mb(guest, cfg), params.granule_mb)
+            c.cliff_mb - donation.kept_mb(guest, cfg), params.granule_mb)
         if whole * (1 + params.value_band) < best:
             out[u] = _saving_nothing(c, params)
     return out

@@ -10,7 +10,7 @@ most, as many pages as the guest counted activations since it began (a
 page activated twice counts twice: the bound errs toward keeping). The
 cache beyond that is the old workload's, which the new one has not read
 twice: cache_value lets it go a granule a cycle while the guest reads
-nothing (cache_value._unread_active_mb).
+nothing (donation.unread_active_mb).
 
 The baseline is the activation count when the policy saw the phase
 change (cache_value._history), kept in the policy state. A guest whose

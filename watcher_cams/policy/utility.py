@@ -28,15 +28,15 @@ tries in turn:
    step toward a guest whose measured reads fell more per MiB than its
    counters say, or whose reads are all refaults beyond its active list,
    measured next cycle; toward a stream too small to show a re-read
-   (:func:`probes.stream_probe`); or all a scan lacks to its placed
+   (:func:`stream_probe.stream_probe`); or all a scan lacks to its placed
    cliff, from donors' active lists (:func:`cliff_probe.cliff_probe`),
    which only a measurement prices.
 4. A tie broken by paper mode's steps (:func:`_tie_break`), where the
    counters cannot tell guests apart, only toward a guest that reads from
    disk and never from a donor whose zero value is not evidence yet.
-5. A wide probe (:func:`probes.wide_probe`): memory nobody was seen to use,
-   in one step, toward a guest without an agent whose probes measured no
-   fall (a cliff further than a step).
+5. A wide probe (:func:`wide_probes.wide_probe`): memory nobody was seen
+   to use, in one step, toward a guest without an agent whose probes
+   measured no fall (a cliff further than a step).
 
 A resize echoes in the counters for a while (a guest shrunk refaults what
 it lost, one grown is still filling), so within the rate window after a
@@ -50,6 +50,7 @@ from watcher_cams.policy import cache_value
 from watcher_cams.policy import cams
 from watcher_cams.policy import cliff_probe
 from watcher_cams.policy import cliff_trade
+from watcher_cams.policy import donation
 from watcher_cams.policy import exchange
 from watcher_cams.policy import fill_curve
 from watcher_cams.policy import first_reuse
@@ -64,6 +65,8 @@ from watcher_cams.policy import probes
 from watcher_cams.policy import rest_hold
 from watcher_cams.policy import scan_cliffs
 from watcher_cams.policy import stale_active
+from watcher_cams.policy import stream_probe
+from watcher_cams.policy import wide_probes
 
 # Key of this policy's part of a guest's policy state.
 STATE_KEY = mrc.STATE_KEY
@@ -252,7 +255,7 @@ def _on_the_way(host, cfg, curves):
         reach_mb = guards.reachable_mb(host, guest, cfg) - guest.actual_mb
         if reach_mb <= 0:
             continue
-        held_mb = max(0, guest.actual_mb - cache_value.kept_mb(guest, cfg))
+        held_mb = max(0, guest.actual_mb - donation.kept_mb(guest, cfg))
         # The hull from its floor: what it holds saves nothing on its own.
         path = dataclasses.replace(c, segments=((held_mb, 0.0),) + (
             c.segments)).hull_at(0, held_mb + reach_mb)[0]
@@ -295,19 +298,19 @@ def _donor_rooms(host, cfg, curves, up):
 def _first_pass_room(host, cfg, curves, uuid, up):
     """MiB a guest whose reuse has not shown yet may give this cycle.
 
-    A step (cache_value.step_mb): the next window measures it. And while
+    A step (donation.step_mb): the next window measures it. And while
     a scan of all it read in its pass, fitted, would save more per MiB
     than the best other taker's next MiB (a bound: the scan may be
     longer still), no more than leaves its shadow entries the reach to
     show its re-read when it comes round (first_reuse.shadowed_room_mb).
     """
     c, guest = curves[uuid], host.guest(uuid)
-    step = int(cache_value.step_mb(guest, cfg, c.free_mb
-                                   + cfg.floor_margin_mb))
+    step = int(donation.step_mb(guest, cfg, c.free_mb
+                                + cfg.floor_margin_mb))
     if c.reach.fresh_mb is None:
         return step
     fits_mb = guest.sample.used_mb + c.reach.fresh_mb
-    scan = c.disk_mb_s / max(fits_mb - cache_value.kept_mb(guest, cfg),
+    scan = c.disk_mb_s / max(fits_mb - donation.kept_mb(guest, cfg),
                              1.0)
     best = max((curves[u].hull_at(0, up[u])[0] for u in curves
                 if u != uuid and up[u]), default=0.0)
@@ -319,7 +322,7 @@ def _first_pass_room(host, cfg, curves, uuid, up):
 def _no_reuse_shown(curve):
     """Whether a guest may be in a scan's first pass, its value unknown.
 
-    It reads from disk, may be in a first pass (cache_value.first_pass)
+    It reads from disk, may be in a first pass (cache_window.first_pass)
     and re-read nothing in the window (not a refault: a reader of random
     blocks refaults a few), so its curve values its cache at nothing; and
     no read the host measured at a smaller size prices it. Not one that
@@ -448,7 +451,7 @@ def _measured_flat_above(taker, amount_mb):
 def _filling_what_it_was_given(curve):
     """Whether a grown guest still fills, re-reading what it cached.
 
-    What its cache served meanwhile (cache_value._fill_density) then
+    What its cache served meanwhile (cache_window.fill_density) then
     prices a tie against a donor whose cache is full: waiting for the
     fill, no clean window would measure it before the fill ends anyway,
     and it would be short of memory for as many minutes as its cold reads
@@ -466,8 +469,8 @@ def _grown_worse(host, cfg, curves):
     or not a taker wants it, down to no lower than their floor (a guest
     already at it gives nothing).
     """
-    targets = {u: max(c.reads_less_at, cache_value.kept_mb(host.guest(u),
-                                                           cfg))
+    targets = {u: max(c.reads_less_at, donation.kept_mb(host.guest(u),
+                                                        cfg))
                for u, c in sorted(curves.items())
                if c.reads_less_at is not None}
     return {u: mb for u, mb in targets.items()
@@ -580,10 +583,10 @@ def plan(host: model.HostView, cfg: guards.GuardConfig,
         rooms = _donor_rooms(host, cfg, curves, up)
         other = (flat_search.search(host, cfg, params, curves, rooms)
                  or probes.probe(host, cfg, params, curves, rooms)
-                 or probes.stream_probe(host, cfg, params, curves, rooms)
+                 or stream_probe.stream_probe(host, cfg, params, curves, rooms)
                  or cliff_probe.cliff_probe(host, cfg, params, curves, rooms)
                  or _tie_break(host, cfg, params, curves)
-                 or probes.wide_probe(host, cfg, params, curves, rooms))
+                 or wide_probes.wide_probe(host, cfg, params, curves, rooms))
         if other is not None:
             other.policy_state = states
             return other

@@ -31,7 +31,7 @@ def after_plan(reads_mb_s=1.5, size_mb=1536):
     """State of a plan that read ``reads_mb_s`` at ``size_mb`` and grew it.
 
     Its window ended 10 s before this one began: the grow echoes in this
-    one (cache_value.resized_in_window).
+    one (cache_window.resized_in_window).
     """
     return {'size_mb': size_mb, 'at': 990.0, 'reads_mb_s': reads_mb_s}
 

@@ -95,7 +95,7 @@ class TestHostOnlyGuests(testtools.TestCase):
         moved, _ = deltas(fits, b)
         self.assertEqual({}, moved)
         # Unless its CPUs idle too: it reads nothing of its cache either,
-        # and gives (a step of its cache, at no loss: cache_value.step_mb).
+        # and gives (a step of its cache, at no loss: donation.step_mb).
         idle = dataclasses.replace(agentless(1, read_mb_s=0.0), host_io=(
             host_io.HostIo(window_s=60.0, start_mb=2048, end_mb=2048,
                            read_mb_s=0.0, read_req_s=0.0, cpu_s=0.001)))
