@@ -22,7 +22,6 @@ from watcher_cams.policy import guards
 from watcher_cams.policy import host_only
 from watcher_cams.policy import mrc
 from watcher_cams.policy import probes
-from watcher_cams.policy import stream_probe
 from watcher_cams.policy import wide_probes
 
 
@@ -35,7 +34,7 @@ def search(host, cfg, params, curves, rooms):
     1,536 MiB read 6 MiB/s for the rest of the run). Toward the guest
     that reads most per MiB of its step, from the cheapest memory its
     donors' curves price (:func:`_search_room_mb`), where all of it costs
-    them at most stream_probe.NEW_WORKLOAD_COST_SHARE of the taker's reads: a
+    them at most probes.NEW_WORKLOAD_COST_SHARE of the taker's reads: a
     scan that fits saves all of them for as long as it runs, a stream
     gives the step back within a few windows. Where the donors have less,
     as much as they have, from wide_probes.WIDE_GRANULES up (random host 689
@@ -53,7 +52,7 @@ def search(host, cfg, params, curves, rooms):
             for u in curves if u != taker}
     donors, loss = probes.probe_donors(curves, down, taker, step, params,
                                        _search_price)
-    budget = stream_probe.NEW_WORKLOAD_COST_SHARE * curves[taker].disk_mb_s
+    budget = probes.NEW_WORKLOAD_COST_SHARE * curves[taker].disk_mb_s
     step = sum(donors.values())
     if step < wide_probes.WIDE_GRANULES * params.granule_mb or (
             loss * step > budget):

@@ -22,6 +22,13 @@ from watcher_cams.policy import mrc
 
 # Named in a probe's reason: which signal decided the move.
 PROBE = 'probe'
+# A stream probe toward a new workload may take memory in use where the
+# step costs its donors at most this share of the taker's disk reads
+# (stream_probe._new_workload_donors; a flat_search step has the same
+# budget): the step is tried once and given back within a few windows if
+# the reads do not fall, while a scan it fits saves all of them for as
+# long as the workload lasts. 0.1 and 0.2 measured in lab.rst.
+NEW_WORKLOAD_COST_SHARE = 0.05
 
 
 def _cheapest_probe_donor(curves, down, need_mb, taker, price):

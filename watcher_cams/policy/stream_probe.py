@@ -13,13 +13,6 @@ from watcher_cams.policy import guards
 from watcher_cams.policy import mrc
 from watcher_cams.policy import probes
 
-# A stream probe toward a new workload may take memory in use where the
-# step costs its donors at most this share of the taker's disk reads
-# (_new_workload_donors): the step is tried once and given back within a
-# few windows if the reads do not fall, while a scan it fits saves all of
-# them for as long as the workload lasts. 0.1 and 0.2 measured in lab.rst.
-NEW_WORKLOAD_COST_SHARE = 0.05
-
 
 def stream_probe(host, cfg, params, curves, rooms):
     """One step toward a guest reading like a stream from too small a cache.
@@ -71,7 +64,7 @@ def _new_workload_donors(host, params, curves, rooms, probe):
 
     ``probe``: (the taker, the step). Only toward a guest whose reads
     showed a new workload within ``memory_s`` (ValueCurve.phase_at), and
-    only where the step costs its donors at most NEW_WORKLOAD_COST_SHARE
+    only where the step costs its donors at most probes.NEW_WORKLOAD_COST_SHARE
     of the reads it may save; where it costs more, the largest step (in
     granules) that does; else ({}, 0.0). Random host 1289: a guest whose
     uniform reads turned into a 768 MiB scan at its 640 MiB floor, beside
@@ -93,7 +86,7 @@ def _new_workload_donors(host, params, curves, rooms, probe):
     g_mb = params.granule_mb
     while step >= g_mb:
         donors, loss = probes.probe_donors(curves, rooms, taker, step, params)
-        if loss * sum(donors.values()) <= (NEW_WORKLOAD_COST_SHARE
+        if loss * sum(donors.values()) <= (probes.NEW_WORKLOAD_COST_SHARE
                                            * curve.disk_mb_s):
             return donors, loss
         step -= g_mb
