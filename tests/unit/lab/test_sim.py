@@ -637,18 +637,58 @@ class TestAllocatorTargets(testtools.TestCase):
         self.assertEqual(len(random_hosts.spec(18)['guests']),
                          len(random_hosts.describe(random_hosts.spec(18))))
 
+    def test_wide_hosts_are_a_family_of_their_own(self):
+        self.assertEqual(random_hosts.wide_spec(7), random_hosts.wide_spec(7))
+        self.assertNotEqual(random_hosts.wide_spec(7),
+                            random_hosts.wide_spec(8))
+        patterns, sizes, cycles, on_off, counts = set(), set(), set(), 0, set()
+        for seed in range(1, 41):
+            spec = spec_mod.validate(random_hosts.wide_spec(seed))
+            self.assertEqual('wide-%d' % seed, spec['name'])
+            counts.add(len(spec['guests']))
+            cycles.add(spec['cycle_s'])
+            # The host holds what its guests boot with.
+            self.assertEqual(sum(g['size_mb'] for g in spec['guests']),
+                             spec['host']['ram_mb']
+                             - spec['host']['reserved_mb'])
+            for guest in spec['guests']:
+                sizes.add(guest['size_mb'])
+                kinds = [p['pattern'] for p in guest['phases']]
+                patterns.update(kinds)
+                on_off += len(kinds) == 2 and 'idle' in kinds
+        self.assertEqual({'hot_cold', 'uniform', 'scan', 'idle'}, patterns)
+        self.assertEqual(set(random_hosts.WIDE_SIZES_MB), sizes)
+        self.assertEqual(set(random_hosts.WIDE_CYCLES_S), cycles)
+        self.assertEqual(set(random_hosts.WIDE_COUNTS), counts)
+        self.assertGreater(on_off, 0)
+        # No kin of the first family's host of the same seed.
+        self.assertNotEqual(
+            [g['phases'] for g in random_hosts.spec(7)['guests']],
+            [g['phases'] for g in random_hosts.wide_spec(7)['guests']])
+
+    def assert_checked_as_allocator_points(self, scenario, point):
+        """A seeded scenario's rows go through the allocator's checks."""
+        rows = [dict(r, scenario=scenario) for r in
+                TestAllocatorTargets.rows(
+                    point, static=(120, 0), oracle=(100, 0),
+                    utility=(110, 256), **{'cams-paper': (105, 512)})]
+        found = {name: ok for name, ok, _ in targets.check(rows, {})}
+        self.assertFalse(found['%s: utility reads at most 1.05x the oracle '
+                               'at every point' % scenario])
+        self.assertTrue(found['%s: utility reads no more than static at '
+                              'every point' % scenario])
+
+    def test_wide_hosts_are_checked_as_the_allocator_points(self):
+        scenario, = scenarios.named('wide-hosts', (3, 5))
+        self.assertEqual(['seed-3', 'seed-5'],
+                         [p.label for p in scenario.points])
+        self.assertIn('audit every 30 to 120 s', scenario.scale)
+        self.assert_checked_as_allocator_points('wide-hosts', 'seed-3')
+
     def test_random_hosts_are_checked_as_the_allocator_points(self):
         scenario = scenarios.named('random-hosts')[0]
         self.assertEqual(len(random_hosts.SEEDS), len(scenario.points))
-        rows = [dict(r, scenario='random-hosts') for r in
-                TestAllocatorTargets.rows(
-                    'seed-1', static=(120, 0), oracle=(100, 0),
-                    utility=(110, 256), **{'cams-paper': (105, 512)})]
-        found = {name: ok for name, ok, _ in targets.check(rows, {})}
-        self.assertFalse(found['random-hosts: utility reads at most 1.05x '
-                               'the oracle at every point'])
-        self.assertTrue(found['random-hosts: utility reads no more than '
-                              'static at every point'])
+        self.assert_checked_as_allocator_points('random-hosts', 'seed-1')
 
     def test_seeds_no_one_tuned_on_can_be_drawn(self):
         self.assertEqual((61, 62, 63, 7), random_hosts.parse_seeds(

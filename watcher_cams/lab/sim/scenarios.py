@@ -267,6 +267,24 @@ def random_hosts_scenario(seeds=random_hosts.SEEDS):
                     experiment.REPLAY))
 
 
+def wide_hosts_scenario(seeds=random_hosts.SEEDS):
+    """The allocator's checks on the wide hosts ``seeds`` draw.
+
+    random_hosts.wide_spec: a family drawn otherwise than random-hosts,
+    so a policy fitted to one family shows it on the other.
+    """
+    pts = [experiment.Point('seed-%d' % seed, {'seed': seed},
+                            spec_mod.validate(random_hosts.wide_spec(seed)))
+           for seed in seeds]
+    return AllocatorScenario(
+        'wide-hosts', 'The allocator on a wider family of random hosts '
+        '(random_hosts.wide_spec)',
+        'no paper: the allocator checks on hosts drawn at random',
+        random_hosts.wide_scale(seeds), pts,
+        strategies=('static', 'cams-paper', 'utility', 'oracle',
+                    experiment.REPLAY))
+
+
 class AgentlessScenario(MemoryScenario):
     """Each point with and without guest agents: the share of gain kept."""
 
@@ -460,6 +478,7 @@ BUILT_IN = {
     'real-lab': real_lab,
     'allocator': allocator,
     'random-hosts': random_hosts_scenario,
+    'wide-hosts': wide_hosts_scenario,
     'agentless': agentless,
 }
 GROUPS = {
@@ -469,13 +488,13 @@ GROUPS = {
 
 
 # The scenarios whose hosts --seeds may draw instead (random_hosts).
-SEEDED = ('random-hosts', 'agentless')
+SEEDED = ('random-hosts', 'wide-hosts', 'agentless')
 
 
 def named(name, seeds=None, strategies=None):
     """The scenarios a ``--scenario`` name stands for.
 
-    ``seeds``: the random hosts random-hosts or agentless runs (None: its
+    ``seeds``: the random hosts a SEEDED scenario runs (None: its
     built-in points); for another scenario, an error. ``strategies``: run
     only these of each scenario's (None: all; see :func:`only`).
     """
@@ -483,7 +502,7 @@ def named(name, seeds=None, strategies=None):
         if name not in SEEDED:
             raise spec_mod.ScenarioError(
                 'seeds choose the hosts of %s only, not of %r'
-                % (' or '.join(SEEDED), name))
+                % (', '.join(SEEDED), name))
         chosen = [BUILT_IN[name](seeds)]
     elif name in GROUPS:
         chosen = [BUILT_IN[n]() for n in GROUPS[name]]

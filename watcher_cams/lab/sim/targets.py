@@ -215,6 +215,7 @@ def check(rows, timings):
     out += real_lab_checks(rows)
     out += allocator_checks(rows)
     out += allocator_checks(rows, 'random-hosts')
+    out += allocator_checks(rows, 'wide-hosts')
     out += agentless_checks(rows)
     limits = {'default': 60, 'paper-grid': 600}
     for name, seconds in timings.items():
