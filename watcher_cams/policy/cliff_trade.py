@@ -22,6 +22,17 @@ memory that frees up later comes back to it, even once a window its host
 cache served, or a shrink's echo, made it look like a new workload and
 its reach went (random host 851). A trade back needs the same margin the
 other way, so the two do not swap back and forth.
+
+The free memory of a cache in its first pass is such a block too
+(:func:`_pass_block`). While the pass lasts no counter shows its reuse,
+so the free memory its reads will fill within ``fill_horizon_s`` is kept
+from the water-filling (donation.donatable_mb): a scan that fits in it
+saves all it reads once it comes round. It cannot save more than that:
+all of it is traded where a taker saves more than the pass reads
+(wide host 570: a 2.4 GiB scan at 1 MiB/s, 40 minutes into its first
+pass, kept 576 MiB free beside a 1.8 GiB scan at 12 MiB/s that lacked
+them to fit; 23.1 GiB read, now 7.1). Nothing is remembered of it: no
+cliff was placed.
 """
 
 import dataclasses
@@ -44,18 +55,32 @@ READS_SHARE = 0.1
 
 
 @dataclasses.dataclass(frozen=True)
+class _Block:
+    """Memory one guest may give in one trade, and what giving it costs."""
+
+    room_mb: int       # MiB, all at once
+    reads_mb_s: float  # the most it reads for giving it
+    cliff: tuple       # a fitted scan's (cliff MiB, MiB/s); None: a pass
+
+
+@dataclasses.dataclass(frozen=True)
 class Trade:
-    """A trade, in utility._moves' terms, and the scan that gave."""
+    """A trade, in utility._moves' terms, and the guest that gave."""
 
     delta: dict        # {uuid: MiB}
-    saved: float       # MiB/s, the scan's reads at its cliff taken off
+    saved: float       # MiB/s, what the giver reads for it taken off
     measured: set      # uuids whose moves host-measured reads priced
     donor: str
-    cliff: tuple       # (MiB its cliff lies at, MiB/s it reads below)
+    # (MiB its cliff lies at, MiB/s it reads below); None for a first
+    # pass's free memory.
+    cliff: tuple
 
 
 def trade(host, cfg, params, curves, up, moves):
-    """The best Trade, or None where no fitted scan's memory pays.
+    """The best Trade, or None where no block's memory pays.
+
+    A block (:class:`_Block`) is a fitted scan's memory above its floor
+    or a first pass's free memory.
 
     ``up``: what each guest may take ({uuid: MiB}); ``moves``: utility's
     water-filling, ``moves(curves, up)`` -> (delta, saved, measured). One
@@ -66,16 +91,17 @@ def trade(host, cfg, params, curves, up, moves):
     """
     best, bounds = None, None
     for uuid, curve in sorted(curves.items()):
-        room = _block_room(host, cfg, curve, uuid)
-        if not room:
+        block = (_scan_block(host, cfg, curve, uuid)
+                 or _pass_block(host, cfg, params, curve, uuid))
+        if block is None:
             continue
-        # Only on a host with a fitted scan that may trade: every host
-        # whose water-filling moved nothing comes here.
+        # Only on a host with a block that may trade: every host whose
+        # water-filling moved nothing comes here.
         bounds = bounds if bounds is not None else _bounds(curves, up)
         free = dataclasses.replace(
-            curve, held_cliff=None, loss_density=0.0, no_loss_mb=room,
-            donate_mb=room)
-        cost = curve.held_cliff[1] * (1 + params.value_band)
+            curve, held_cliff=None, loss_density=0.0,
+            no_loss_mb=block.room_mb, donate_mb=block.room_mb)
+        cost = block.reads_mb_s * (1 + params.value_band)
         takers = [x for x in bounds if x[1] != uuid][:MAX_TAKERS]
         for bound, taker in takers:
             if bound - cost <= (best[0] if best else 0.0):
@@ -90,11 +116,11 @@ def trade(host, cfg, params, curves, up, moves):
             # No more than it reads: a curve's measured step and the
             # refault slope beyond it may each price all of its reads.
             saved = min(saved, curves[taker].disk_mb_s)
-            net = _net(curve, -delta[uuid], saved, params)
+            net = _net(curve, block, -delta[uuid], (saved, params))
             if net > 0 and (best is None or net > best[0]):
                 best = (net, Trade(
-                    delta, saved - curve.held_cliff[1], measured | {uuid},
-                    uuid, curve.held_cliff))
+                    delta, saved - block.reads_mb_s, measured | {uuid},
+                    uuid, block.cliff))
     return best and best[1]
 
 
@@ -110,32 +136,51 @@ def _bounds(curves, up):
     return sorted(found, key=lambda x: (-x[0], x[1]))
 
 
-def _net(curve, given_mb, saved, params):
-    """MiB/s a trade of ``given_mb`` saves beyond its cost.
+def _net(curve, block, given_mb, terms):
+    """MiB/s a trade of ``given_mb`` of ``block`` saves beyond its cost.
 
-    Beyond the scan's reads at its cliff and the margins: 0.0 where it
-    does not take the scan below its cliff.
+    ``terms``: (MiB/s the taker saves, UtilityParams). Beyond what the
+    block's guest reads and the margins: 0.0 where nothing is given, or
+    where it does not take a fitted scan below its cliff.
     """
-    fits_mb, reads = curve.held_cliff
-    if curve.size_mb - given_mb >= fits_mb:
+    saved, params = terms
+    if given_mb <= 0 or (block.cliff is not None
+                         and curve.size_mb - given_mb >= block.cliff[0]):
         return 0.0
-    return saved - reads * (1 + params.value_band) - (
+    return saved - block.reads_mb_s * (1 + params.value_band) - (
         given_mb * params.min_value / 1024.0)
 
 
-def _block_room(host, cfg, curve, uuid):
-    """MiB a fitted scan may give in one trade: down to its floor.
+def _scan_block(host, cfg, curve, uuid):
+    """A fitted scan's _Block: down to its floor, or None.
 
-    0 for a guest that holds no fitted scan, or one grown within its rate
-    window (its reads do not show the grow yet), or one that cannot go
-    below its cliff this cycle.
+    None for a guest that holds no fitted scan, or one grown within its
+    rate window (its reads do not show the grow yet), or one that cannot
+    go below its cliff this cycle.
     """
     if curve.held_cliff is None or curve.resized > 0:
-        return 0
+        return None
     room = guards.room_down(host.guest(uuid), cfg)
     if curve.size_mb - room >= curve.held_cliff[0]:
-        return 0
-    return room
+        return None
+    return _Block(room, curve.held_cliff[1], curve.held_cliff)
+
+
+def _pass_block(host, cfg, params, curve, uuid):
+    """A _Block of the free memory a first pass fills, or None.
+
+    Its free memory above the floor margin, in granules, at what it reads
+    (the most that memory could save it). None unless its cache fills in
+    a first pass (ValueCurve.first_pass: no reuse shown) at a read rate
+    that counts, and no resize of it echoes in this window.
+    """
+    if not (curve.filling and curve.first_pass and not curve.resized
+            and curve.idle_since is None
+            and curve.disk_mb_s >= mrc.READ_MB_S):
+        return None
+    room = min(int(curve.free_mb), guards.room_down(host.guest(uuid), cfg))
+    room -= room % params.granule_mb
+    return _Block(room, curve.disk_mb_s, None) if room > 0 else None
 
 
 def remembered(guest, disk_mb_s):

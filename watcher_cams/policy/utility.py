@@ -21,7 +21,9 @@ tries in turn:
    in fixed steps, and the next cycle re-measures.
 2. A trade (:mod:`cliff_trade`): a fitted scan's memory above its floor
    in one move, to the taker that saves more with it than the scan reads
-   below its cliff, which granule by granule is never reached.
+   below its cliff, which granule by granule is never reached; or the
+   free memory a first pass fills, to the taker that saves more with it
+   than the pass reads.
 3. A step past every size a guest without an agent was measured reading
    as much at (:func:`flat_search.search`), before the other probes take
    the span it read flat over. A probe (:func:`probes.probe`): one bounded
@@ -478,9 +480,10 @@ def _grown_worse(host, cfg, curves):
 
 
 def _traded(host, cfg, params, market, states):
-    """(delta, saved, measured, note) of a fitted scan's trade, or None.
+    """(delta, saved, measured, note) of a block's trade, or None.
 
-    ``market``: (curves, what each guest may take). The scan that gives
+    A fitted scan's memory or a first pass's free memory (cliff_trade).
+    ``market``: (curves, what each guest may take). A scan that gives
     keeps what it traded in its policy state (``states``); ``note`` says
     the trade's terms in the moves' reasons.
     """
@@ -489,10 +492,16 @@ def _traded(host, cfg, params, market, states):
                               lambda c, u: _moves(host, cfg, params, c, u))
     if found is None:
         return None
-    states[found.donor][STATE_KEY][cliff_trade.STATE_KEY] = list(found.cliff)
-    reads = found.cliff[1]
-    note = (", a trade: saves %.3f MiB/s for a fitted scan's %.3f below "
-            '%d MiB' % (found.saved + reads, reads, found.cliff[0]))
+    if found.cliff is None:
+        # A first pass's free memory: no cliff to remember.
+        reads = curves[found.donor].disk_mb_s
+        what = "a first pass's %.3f" % reads
+    else:
+        states[found.donor][STATE_KEY][cliff_trade.STATE_KEY] = list(
+            found.cliff)
+        reads = found.cliff[1]
+        what = "a fitted scan's %.3f below %d MiB" % (reads, found.cliff[0])
+    note = ', a trade: saves %.3f MiB/s for %s' % (found.saved + reads, what)
     return found.delta, found.saved, found.measured, note
 
 

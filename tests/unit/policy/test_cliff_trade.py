@@ -114,6 +114,55 @@ class TestTraded(testtools.TestCase):
         self.assertAlmostEqual(2.0, curve.gain(1732))
 
 
+def first_pass(read_mb_s=0.5, actual_mb=2048):
+    """A guest filling its cache in a first pass, 1,392 MiB still free.
+
+    It read 400 MiB since it booted, all into its cache, and refaulted
+    and activated nothing: no counter can show its reuse yet. At 0.5
+    MiB/s its reads fill that free memory within the fill horizon, so
+    the water-filling leaves it alone.
+    """
+    return factory.guest(4, actual_mb=actual_mb, active_mb=0,
+                         inactive_mb=400, read_mb_s=read_mb_s,
+                         read_since_boot_mb=400)
+
+
+class TestFirstPassTrade(testtools.TestCase):
+    def plan(self, *guests):
+        host = factory.host(guests, ram_mb=sum(g.actual_mb for g in guests))
+        return utility.plan(host, CFG)
+
+    def test_its_free_memory_goes_where_a_taker_saves_more(self):
+        # The most that memory could save the pass is all it reads, 0.5
+        # MiB/s; the taker's next 896 MiB save 6.
+        donor, taker = first_pass(), short(6.0)
+        plan = self.plan(donor, taker)
+        moves = {m.instance: m for m in plan.moves}
+        self.assertEqual(896, moves[taker.uuid].delta_mb)
+        self.assertEqual(-896, moves[donor.uuid].delta_mb)
+        self.assertIn("a trade: saves 6.000 MiB/s for a first pass's "
+                      '0.500', moves[taker.uuid].reason)
+        self.assertLessEqual(len(moves[taker.uuid].reason),
+                             rpc_common.MAX_BATCH_REASON)
+        # No cliff was placed: nothing of it is remembered.
+        self.assertNotIn(cliff_trade.STATE_KEY,
+                         plan.policy_state[donor.uuid][utility.STATE_KEY])
+
+    def test_not_for_less_than_the_pass_reads(self):
+        # A taker that saves no more than 0.6 MiB/s (the pass's 0.5 and
+        # value_band): the pass keeps its memory.
+        self.assertEqual([], self.plan(first_pass(), short(0.5)).moves)
+
+    def test_not_once_its_reuse_shows(self):
+        # The same guest refaulting what it reads: no first pass.
+        donor = dataclasses.replace(first_pass(), sample=dataclasses.replace(
+            first_pass().sample, workingset_refault_file=int(
+                factory.pages_s(0.5) * 60)))
+        self.assertIsNone(cliff_trade._pass_block(
+            factory.host([donor]), CFG, utility.UtilityParams(),
+            utility.value_curve(donor, CFG), donor.uuid))
+
+
 class TestCost(testtools.TestCase):
     def test_each_fitted_scan_weighs_a_few_takers_of_two_guests(self):
         # Ten takers that could each pay: the scan weighs the first
