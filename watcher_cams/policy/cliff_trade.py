@@ -55,7 +55,7 @@ READS_SHARE = 0.1
 
 
 @dataclasses.dataclass(frozen=True)
-class _Block:
+class Block:
     """Memory one guest may give in one trade, and what giving it costs."""
 
     room_mb: int       # MiB, all at once
@@ -71,15 +71,13 @@ class Trade:
     saved: float       # MiB/s, what the giver reads for it taken off
     measured: set      # uuids whose moves host-measured reads priced
     donor: str
-    # (MiB its cliff lies at, MiB/s it reads below); None for a first
-    # pass's free memory.
-    cliff: tuple
+    block: Block       # what it gave
 
 
 def trade(host, cfg, params, curves, up, moves):
     """The best Trade, or None where no block's memory pays.
 
-    A block (:class:`_Block`) is a fitted scan's memory above its floor
+    A block (:class:`Block`) is a fitted scan's memory above its floor
     or a first pass's free memory.
 
     ``up``: what each guest may take ({uuid: MiB}); ``moves``: utility's
@@ -120,7 +118,7 @@ def trade(host, cfg, params, curves, up, moves):
             if net > 0 and (best is None or net > best[0]):
                 best = (net, Trade(
                     delta, saved - block.reads_mb_s, measured | {uuid},
-                    uuid, block.cliff))
+                    uuid, block))
     return best and best[1]
 
 
@@ -152,7 +150,7 @@ def _net(curve, block, given_mb, terms):
 
 
 def _scan_block(host, cfg, curve, uuid):
-    """A fitted scan's _Block: down to its floor, or None.
+    """A fitted scan's Block: down to its floor, or None.
 
     None for a guest that holds no fitted scan, or one grown within its
     rate window (its reads do not show the grow yet), or one that cannot
@@ -163,11 +161,11 @@ def _scan_block(host, cfg, curve, uuid):
     room = guards.room_down(host.guest(uuid), cfg)
     if curve.size_mb - room >= curve.held_cliff[0]:
         return None
-    return _Block(room, curve.held_cliff[1], curve.held_cliff)
+    return Block(room, curve.held_cliff[1], curve.held_cliff)
 
 
 def _pass_block(host, cfg, params, curve, uuid):
-    """A _Block of the free memory a first pass fills, or None.
+    """A Block of the free memory a first pass fills, or None.
 
     Its free memory above the floor margin, in granules, at what it reads
     (the most that memory could save it). None unless its cache fills in
@@ -180,7 +178,7 @@ def _pass_block(host, cfg, params, curve, uuid):
         return None
     room = min(int(curve.free_mb), guards.room_down(host.guest(uuid), cfg))
     room -= room % params.granule_mb
-    return _Block(room, curve.disk_mb_s, None) if room > 0 else None
+    return Block(room, curve.disk_mb_s, None) if room > 0 else None
 
 
 def remembered(guest, disk_mb_s):

@@ -492,15 +492,13 @@ def _traded(host, cfg, params, market, states):
                               lambda c, u: _moves(host, cfg, params, c, u))
     if found is None:
         return None
-    if found.cliff is None:
+    cliff, reads = found.block.cliff, found.block.reads_mb_s
+    if cliff is None:
         # A first pass's free memory: no cliff to remember.
-        reads = curves[found.donor].disk_mb_s
         what = "a first pass's %.3f" % reads
     else:
-        states[found.donor][STATE_KEY][cliff_trade.STATE_KEY] = list(
-            found.cliff)
-        reads = found.cliff[1]
-        what = "a fitted scan's %.3f below %d MiB" % (reads, found.cliff[0])
+        states[found.donor][STATE_KEY][cliff_trade.STATE_KEY] = list(cliff)
+        what = "a fitted scan's %.3f below %d MiB" % (reads, cliff[0])
     note = ', a trade: saves %.3f MiB/s for %s' % (found.saved + reads, what)
     return found.delta, found.saved, found.measured, note
 
