@@ -38,8 +38,9 @@ class ValueCurve:
     measured_mb: float = 0.0
     # When it stopped reading at this size (mrc.idle_since), or None.
     idle_since: float = None
-    # When a clean window last bore out its measurements (mrc.confirmed_at).
-    confirmed_at: float = None
+    # When a clean window last bore out its measurements, and those up to
+    # what size (mrc.confirmed_at, mrc.borne_out_mb): (s, MiB), or None.
+    confirmed_at: tuple = None
     # When its reads last showed a new workload (mrc.phase_at), or None.
     phase_at: float = None
     # A grow still echoing in its rates, to check once it no longer does
@@ -440,7 +441,8 @@ class _History:
     seen: tuple
     dormant: tuple
     idle_since: object
-    confirmed_at: float
+    # (When a clean window last bore out its measurements, up to what size).
+    confirmed_at: tuple
     reach: first_reuse.Reach
     # (the grow to check once its echo ends, MiB to give it back to): see
     # _grow_checked.
@@ -468,8 +470,11 @@ def _history(guest, window, resized, params):
         # was of its old workload: all but its used memory may go. Those
         # measurements wait for its return: nothing it read since
         # contradicts them.
-        return _History((), seen, idle, guest.sample.timestamp, reach)
-    confirmed, new_phase = mrc.confirmed_at(guest), False
+        return _History((), seen, idle, (guest.sample.timestamp, None),
+                        reach)
+    confirmed = (mrc.confirmed_at(guest),
+                 mrc.state_mb(guest, mrc.BORNE_OUT_KEY))
+    new_phase = False
     if not resized:
         if not _refilling(guest, seen, window):
             # By more than chance where the host counted the requests
@@ -485,8 +490,9 @@ def _history(guest, window, resized, params):
                 # of the new one's pass).
                 reach = first_reuse.Reach(fresh_mb=0.0)
             seen = kept
-        # A clean window bears out what it kept; a refill's, all of it.
-        confirmed = guest.sample.timestamp
+        # A clean window bears out what it kept (a refill's, all of it),
+        # as far as it could belie it.
+        confirmed = (guest.sample.timestamp, mrc.borne_out_mb(guest))
     seen, grow = _grow_checked(guest, seen, (window, resized), params)
     base = stale_active.base(guest, guest.policy_state.get(mrc.STATE_KEY),
                              (new_phase, resized < 0))

@@ -178,7 +178,8 @@ def remembered(guest, params):
     """The guest's measurements still trusted at its current sample.
 
     Each for ``memory_s`` after it was taken or, later, last borne out
-    (:func:`confirmed_at`).
+    (:func:`confirmed_at`) by a window that could have belied it (one
+    at most :func:`borne_out_mb` small).
     """
     state = guest.policy_state.get(STATE_KEY)
     entries = state.get('seen') if isinstance(state, dict) else None
@@ -186,20 +187,31 @@ def remembered(guest, params):
         return ()
     now = guest.sample.timestamp
     confirmed = confirmed_at(guest)
+    # None where the state predates the bound: all were borne out.
+    up_to_mb = state_mb(guest, BORNE_OUT_KEY)
     out = []
     for entry in entries[:MAX_SEEN]:
         seen = Seen.from_list(entry)
         if seen is None or seen.timestamp > now:
             continue
-        at = seen.timestamp if confirmed is None else max(seen.timestamp,
-                                                          confirmed)
+        at = seen.timestamp
+        if confirmed is not None and (up_to_mb is None
+                                      or seen.size_mb <= up_to_mb):
+            at = max(at, confirmed)
         if now - at <= params.memory_s:
             out.append(seen)
     return tuple(out)
 
 
+# The policy state's key for the largest size confirmed_at bore out.
+BORNE_OUT_KEY = 'confirmed_mb'
+
+
 def confirmed_at(guest):
-    """When a clean window last bore out all the guest's measurements.
+    """When a clean window last bore out the guest's measurements.
+
+    Those no larger than it could belie (:func:`borne_out_mb`, kept under
+    BORNE_OUT_KEY).
 
     None when never (or not recorded: a guest without a guest agent,
     whose measurements are also the record of the sizes it was tried
@@ -209,6 +221,25 @@ def confirmed_at(guest):
     while the workload does.
     """
     return state_time(guest, 'confirmed_at')
+
+
+def borne_out_mb(guest):
+    """The largest size whose measurement a clean window here bears out.
+
+    The window's refaults show re-reads of what the guest's file LRU and
+    its shadow entries remember (SURE_SHADOW_LRUS more LRUs): at a size
+    whose file LRU is no larger, a workload whose reads there changed
+    would refault here, and the window would not agree with its curve.
+    Of larger sizes it shows nothing, and a measurement taken there of
+    another workload, borne out by every window since, would price more
+    memory for as long as the guest reads (wide host 342: a 6.6 GiB scan,
+    shrunk to 384 MiB, turned into a uniform reader of 6 GiB at 12 MiB/s;
+    what the scan read at 0.8 to 3 GiB, as much as at 384 MiB, held the
+    new reader there for the rest of the run, and it read 69 GiB where it
+    now reads 49). Capped at the guest's flavor memory.
+    """
+    return int(min(guest.max_mb, guest.actual_mb
+                   + SURE_SHADOW_LRUS * guest.sample.file_lru_mb))
 
 
 def phase_at(guest):

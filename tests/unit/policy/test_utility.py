@@ -1131,7 +1131,7 @@ class TestMeasuredSmaller(testtools.TestCase):
         self.assertEqual([1536, 2048], sizes(refilling(0.5)))
         # And it bears them out: they outlive memory_s while it refills.
         self.assertEqual(self.now, utility.value_curve(
-            refilling(0.5), CFG).confirmed_at)
+            refilling(0.5), CFG).confirmed_at[0])
         # Reading more than it did smaller, or after a shrink: another
         # workload, and all measured before goes.
         self.assertEqual([], sizes(refilling(3.5)))
@@ -1177,6 +1177,46 @@ class TestMeasurementsBorneOut(testtools.TestCase):
         state = utility.plan(factory.host([resized]), CFG).policy_state[
             guest.uuid][utility.STATE_KEY]
         self.assertEqual(self.now - 60, state['confirmed_at'])
+
+    def test_borne_out_only_as_far_as_a_window_could_belie(self):
+        # The old measurement is at 1536 MiB. A window bore it out a
+        # minute ago, and could have belied it up to some size.
+        confirmed = self.now - 60
+        self.assertEqual((), self.remembered(confirmed_at=confirmed,
+                                             confirmed_mb=1472))
+        for up_to_mb in (1536, 2048, None, 'x', True, 10 ** 6):
+            self.assertEqual(1, len(self.remembered(
+                confirmed_at=confirmed, confirmed_mb=up_to_mb)), up_to_mb)
+
+    def test_a_small_cache_bears_out_no_larger_size_than_it_could_belie(self):
+        # 640 MiB with 128 MiB of cache, reading all it reads from disk:
+        # what a scan longer than that would re-read, no refault shows.
+        # Its cache and two more LRUs of shadow entries reach 896 MiB.
+        small = dataclasses.replace(
+            factory.guest(2, actual_mb=640, used_mb=512, read_mb_s=4.0),
+            policy_state={utility.STATE_KEY: {
+                'seen': [[640, 0.0, 64, self.now - 900, 4.0, 3],
+                         [896, 0.0, 64, self.now - 900, 4.0, 3],
+                         [2048, 0.0, 64, self.now - 900, 4.0, 3]],
+                'confirmed_at': self.now - 60}})
+        self.assertEqual(896, mrc.borne_out_mb(small))
+        state = utility.plan(factory.host([small]), CFG).policy_state[
+            small.uuid][utility.STATE_KEY]
+        self.assertEqual((small.sample.timestamp, 896),
+                         (state['confirmed_at'], state['confirmed_mb']))
+        self.assertEqual([640, 896, 2048],
+                         sorted(x[0] for x in state['seen']))
+        # Once memory_s has passed since it was taken, the measurement at
+        # 2 GiB is forgotten; those the window could belie are kept.
+        later = dataclasses.replace(
+            small, policy_state={utility.STATE_KEY: state},
+            sample=dataclasses.replace(small.sample, timestamp=(
+                self.now - 900 + self.params.memory_s + 1)))
+        self.assertEqual([640, 896], sorted(
+            x.size_mb for x in mrc.remembered(later, self.params)))
+        # Never beyond its flavor memory.
+        self.assertEqual(768, mrc.borne_out_mb(dataclasses.replace(
+            small, max_mb=768)))
 
 
 class TestNearMeasurement(testtools.TestCase):
