@@ -38,9 +38,9 @@ class ValueCurve:
     measured_mb: float = 0.0
     # When it stopped reading at this size (mrc.idle_since), or None.
     idle_since: float = None
-    # When a clean window last bore out its measurements, and those up to
-    # what size (mrc.confirmed_at, mrc.borne_out_mb): (s, MiB), or None.
-    confirmed_at: tuple = None
+    # (When a clean window last bore out its measurements, those up to
+    # what size): mrc.confirmed_at and mrc.borne_out_mb, each or None.
+    borne_out: tuple = (None, None)
     # When its reads last showed a new workload (mrc.phase_at), or None.
     phase_at: float = None
     # A grow still echoing in its rates, to check once it no longer does
@@ -295,7 +295,7 @@ def value_curve(guest, cfg, params):
     resized = cache_window.resized_in_window(guest, last_resize, params)
     past = _history(guest, (disk, activate, filling, r.interval_s), resized,
                     params)
-    seen, idle, confirmed = past.seen, past.idle_since, past.confirmed_at
+    seen, idle = past.seen, past.idle_since
     if idle is not None:
         # One flat segment: no knee keeps an idle guest's active list.
         segments, filling = ((params.min_segment_mb, 0.0),), False
@@ -316,7 +316,7 @@ def value_curve(guest, cfg, params):
         donate_mb=max(0, int(donate)), resized=resized, filling=filling,
         size_mb=guest.actual_mb, seen=seen, measured_mb=measured_mb,
         last_resize=last_resize, grow_pending=past.grow[0],
-        reads_less_at=past.grow[1], idle_since=idle, confirmed_at=confirmed,
+        reads_less_at=past.grow[1], idle_since=idle, borne_out=past.borne_out,
         dormant=past.dormant, resumed_from=resumed, priced_below=released > 0,
         refault_mb_s=refault, activate_mb_s=activate, quiet=quiet,
         activated_base=past.activated_base, phase_at=past.phase_at,
@@ -441,8 +441,8 @@ class _History:
     seen: tuple
     dormant: tuple
     idle_since: object
-    # (When a clean window last bore out its measurements, up to what size).
-    confirmed_at: tuple
+    # As ValueCurve.borne_out.
+    borne_out: tuple
     reach: first_reuse.Reach
     # (the grow to check once its echo ends, MiB to give it back to): see
     # _grow_checked.
@@ -472,7 +472,7 @@ def _history(guest, window, resized, params):
         # contradicts them.
         return _History((), seen, idle, (guest.sample.timestamp, None),
                         reach)
-    confirmed = (mrc.confirmed_at(guest),
+    borne_out = (mrc.confirmed_at(guest),
                  mrc.state_mb(guest, mrc.BORNE_OUT_KEY))
     new_phase = False
     if not resized:
@@ -492,12 +492,12 @@ def _history(guest, window, resized, params):
             seen = kept
         # A clean window bears out what it kept (a refill's, all of it),
         # as far as it could belie it.
-        confirmed = (guest.sample.timestamp, mrc.borne_out_mb(guest))
+        borne_out = (guest.sample.timestamp, mrc.borne_out_mb(guest))
     seen, grow = _grow_checked(guest, seen, (window, resized), params)
     base = stale_active.base(guest, guest.policy_state.get(mrc.STATE_KEY),
                              (new_phase, resized < 0))
     phase = guest.sample.timestamp if new_phase else mrc.phase_at(guest)
-    return _History(seen, (), idle, confirmed, reach, grow, base, phase)
+    return _History(seen, (), idle, borne_out, reach, grow, base, phase)
 
 
 def _refilling(guest, seen, window):

@@ -545,8 +545,9 @@ def _remember(host, curves):
         grow_check.remember_undone(state, c, host.guest(uuid))
         if isinstance(c, host_only.HostOnlyCurve):
             fill_curve.remember(state, c.fill)
-        if c.confirmed_at is not None and c.confirmed_at[0] is not None:
-            state['confirmed_at'], up_to_mb = c.confirmed_at
+        confirmed_at, up_to_mb = c.borne_out
+        if confirmed_at is not None:
+            state['confirmed_at'] = confirmed_at
             if up_to_mb is not None:
                 state[mrc.BORNE_OUT_KEY] = up_to_mb
         if c.phase_at is not None:

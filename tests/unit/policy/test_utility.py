@@ -1131,7 +1131,7 @@ class TestMeasuredSmaller(testtools.TestCase):
         self.assertEqual([1536, 2048], sizes(refilling(0.5)))
         # And it bears them out: they outlive memory_s while it refills.
         self.assertEqual(self.now, utility.value_curve(
-            refilling(0.5), CFG).confirmed_at[0])
+            refilling(0.5), CFG).borne_out[0])
         # Reading more than it did smaller, or after a shrink: another
         # workload, and all measured before goes.
         self.assertEqual([], sizes(refilling(3.5)))
