@@ -108,6 +108,22 @@ def _simulate(parser, args):
     return _verdict(args, checks)
 
 
+def _compare(parser, args):
+    from watcher_cams.lab.sim import compare
+    try:
+        summaries = compare.compare(compare.load(args.base),
+                                    compare.load(args.new), args.strategy,
+                                    args.threshold)
+    except compare.CompareError as exc:
+        parser.error(str(exc))
+    for line in compare.lines(summaries, args.top):
+        print(line)
+    if args.plot:
+        from watcher_cams.lab.sim import plots
+        print('wrote %s' % plots.compare_changes(summaries, args.plot))
+    return 0
+
+
 def _verdict(args, checks):
     """Print the run's one-line summary and return the exit status.
 
@@ -404,6 +420,25 @@ def _add_simulate(sub):
     sim.set_defaults(func=_simulate)
 
 
+def _add_compare(sub):
+    comp = sub.add_parser('compare', help='compare two simulate runs point '
+                          'by point: reads, memory moved, targets missed')
+    comp.add_argument('base', help='the run before: its --out directory '
+                      'or results.json')
+    comp.add_argument('new', help='the run after')
+    comp.add_argument('--strategy', default='utility',
+                      help='the strategy compared (default utility)')
+    comp.add_argument('--threshold', type=float, default=0.01,
+                      help='GiB a point\'s reads must change by to count '
+                           'as better or worse (default 0.01)')
+    comp.add_argument('--top', type=int, default=8,
+                      help='points listed of those that gained and lost '
+                           'most, per scenario')
+    comp.add_argument('--plot', help='also draw each point\'s change into '
+                      'this PNG')
+    comp.set_defaults(func=_compare)
+
+
 def _add_guests(sub):
     real = sub.add_parser(
         'guests', help='the lab on real guests: readers in booted guests, '
@@ -573,7 +608,8 @@ def main(argv=None):
         prog='watcher-cams-lab',
         description='Run watcher-cams strategies on built-in scenarios.')
     sub = parser.add_subparsers(dest='command')
-    for add in (_add_example, _add_bench_plan, _add_simulate, _add_guests,
+    for add in (_add_example, _add_bench_plan, _add_simulate, _add_compare,
+                _add_guests,
                 _add_cloud, _add_double_caching, _add_bench_agent,
                 _add_bench_cloud, _add_bench_apply, _add_dashboard_picture):
         add(sub)

@@ -137,3 +137,20 @@ def audit_times(rows, instances, outdir):
     ax.set_title('One audit over simulated agents on a real RabbitMQ')
     ax.legend(fontsize='small')
     return _save(fig, outdir, 'bench-cloud-audit-seconds.png')
+
+
+def compare_changes(summaries, path):
+    """Each point's change in reads between two runs, sorted (compare)."""
+    fig, ax = pyplot.subplots(figsize=(7, 4))
+    for s in summaries:
+        ax.plot(range(1, len(s.changes) + 1), [c[0] for c in s.changes],
+                label='%s (%+.1f GiB)' % (s.scenario, s.new_gib - s.base_gib))
+    ax.axhline(0, color='grey', linewidth=0.8)
+    ax.set_xlabel('points, most gained first')
+    ax.set_ylabel('GiB read after less before')
+    ax.set_title('change in bytes read from disk (below 0 is better)')
+    ax.legend(fontsize='small')
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    pyplot.close(fig)
+    return path
