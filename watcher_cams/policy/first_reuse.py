@@ -95,11 +95,13 @@ def tracked(reach, guest, r, reads_mb_s):
     one). A window that read at least WINDOW_MB and refaulted (next to)
     nothing continues a first pass; the pass began with the first such
     window or, where the guest re-read nothing of what it read since it
-    booted, at boot. The first window that refaults more ends it: what
-    it read until then, and the part of that window's reads that were not
-    re-reads, is the reach, if it exceeds the guest's cache by a window's
-    reads at least and lies within what its shadow entries can remember
-    (its file LRU and mrc.SHADOW_REACH more): :func:`_placed`. That
+    booted and its reads never showed a new workload, at boot
+    (:func:`_read_before_pass_mb`). The first window that refaults more
+    ends it: what it read until then, and the part of that window's reads
+    that were not re-reads, is the reach, if it exceeds the guest's cache
+    by a window's reads at least and lies within what its shadow entries
+    can remember (its file LRU and mrc.SHADOW_REACH more):
+    :func:`_placed`. That
     window confirms it if it re-reads as a scan does (SCAN_SHARE:
     ``scanned_mb``; its pass came round early in it); otherwise the next
     window that refaults confirms it so, or drops it (see
@@ -120,7 +122,7 @@ def tracked(reach, guest, r, reads_mb_s):
             return reach
         fresh = reach.fresh_mb
         if fresh is None:
-            fresh = _read_since_boot_mb(guest.previous)
+            fresh = _read_before_pass_mb(guest)
         return dataclasses.replace(reach, fresh_mb=fresh + read_mb)
     if reach.fresh_mb is None:
         if reach.reuse_mb is not None and reach.scanned_mb is None:
@@ -260,8 +262,21 @@ def shadowed_room_mb(reach, guest):
     return max(0, int(guest.sample.file_lru_mb - keep_mb))
 
 
-def _read_since_boot_mb(s):
-    """What it read since it booted if it re-read none of it, else 0."""
+def _read_before_pass_mb(guest):
+    """What a first pass beginning now read before this window.
+
+    What the guest read since it booted, if it re-read none of it: the
+    pass began at boot. Nothing once its reads showed a new workload
+    (mrc.phase_at): what it read before was another workload's, and a
+    pass that begins after it begins here (wide host 305: a few refaults
+    ended a 1.8 GiB scan's pass a minute in; counted from boot, the next
+    window's pass took in the 5.8 GiB a stream read before the scan, its
+    reach was placed at 6.6 GiB, beyond its flavor memory, and its memory
+    was priced at nothing for 75 minutes beside a guest idle since boot).
+    """
+    s = guest.previous
+    if mrc.phase_at(guest) is not None:
+        return 0.0
     return s.read_mb if s.refault_mb <= FRESH_SHARE * s.read_mb else 0.0
 
 

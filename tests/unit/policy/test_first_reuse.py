@@ -56,6 +56,18 @@ class TestTracked(testtools.TestCase):
         reach = after(first_reuse.Reach(), 6.0, read_since_boot_mb=900)
         self.assertEqual(1260.0, reach.fresh_mb)
 
+    def test_a_pass_after_a_new_workload_counts_from_its_own_start(self):
+        # Its reads showed a new workload at t=900; a few refaults since
+        # ended the pass that began there. The pass that begins now counts
+        # this window's reads alone, not the 5,800 MiB read since boot
+        # (the old workload's; wide host 305: its reach went beyond the
+        # flavor memory, and its memory was priced at nothing).
+        guest, r = window(4.0, read_since_boot_mb=5800)
+        guest = dataclasses.replace(guest, policy_state={
+            utility.STATE_KEY: {'phase_at': 900.0}})
+        reach = first_reuse.tracked(first_reuse.Reach(), guest, r, 4.0)
+        self.assertEqual(first_reuse.Reach(fresh_mb=240.0), reach)
+
     def test_a_slow_window_counts_where_its_refaults_decide(self):
         # A 1 MiB/s scan reads 60 MiB a minute, less than WINDOW_MB: a
         # window that re-read none of it continues its first pass...
