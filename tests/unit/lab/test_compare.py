@@ -75,6 +75,13 @@ class TestCompare(testtools.TestCase):
                       '(10.50 -> 9.50)', text)
         self.assertNotIn('lost most', text)
 
+    def test_points_without_disk_reads_are_left_out(self):
+        speed = {'scenario': 'llc', 'point': 'p', 'strategy': 'utility',
+                 'speed': 1.2}
+        new = [row('seed-1', 'utility', 9.5, 100), speed]
+        [s] = compare.compare(base_run() + [speed], new)
+        self.assertEqual('random-hosts', s.scenario)
+
     def test_nothing_in_common_is_an_error(self):
         self.assertRaises(compare.CompareError, compare.compare,
                           base_run(), [row('seed-9', 'utility', 1.0)])

@@ -72,13 +72,14 @@ def compare(base, new, strategy='utility', threshold_gib=0.01):
     """[Summary] for each scenario both row lists have ``strategy`` in.
 
     A point is better or worse where its reads changed by more than
-    ``threshold_gib``.
+    ``threshold_gib``. Points whose rows count no disk reads are left out.
     """
     out = []
     for scenario in dict.fromkeys(r['scenario'] for r in new):
         b = experiment.by_point(base, scenario)
         n = experiment.by_point(new, scenario)
-        points = [p for p, s in n if s == strategy and (p, s) in b]
+        points = [p for p, s in n if s == strategy and (p, s) in b
+                  and _reads(n[(p, s)]) and _reads(b[(p, s)])]
         if points:
             out.append(_summary(scenario, points, (b, n), strategy,
                                 threshold_gib))
@@ -86,6 +87,11 @@ def compare(base, new, strategy='utility', threshold_gib=0.01):
         raise CompareError('no point of strategy %r is in both runs'
                            % strategy)
     return out
+
+
+def _reads(row):
+    """Whether a row counts disk reads (the LLC scenario's count speed)."""
+    return isinstance(row.get('disk_read_bytes'), (int, float))
 
 
 def _summary(scenario, points, runs, strategy, threshold_gib):
