@@ -609,9 +609,9 @@ def main(argv=None):
         description='Run watcher-cams strategies on built-in scenarios.')
     sub = parser.add_subparsers(dest='command')
     for add in (_add_example, _add_bench_plan, _add_simulate, _add_compare,
-                _add_guests,
-                _add_cloud, _add_double_caching, _add_bench_agent,
-                _add_bench_cloud, _add_bench_apply, _add_dashboard_picture):
+                _add_guests, _add_cloud, _add_double_caching,
+                _add_bench_agent, _add_bench_cloud, _add_bench_apply,
+                _add_dashboard_picture):
         add(sub)
     args = parser.parse_args(argv)
     started = time.monotonic()
