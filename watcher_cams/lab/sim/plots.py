@@ -150,7 +150,4 @@ def compare_changes(summaries, path):
     ax.set_ylabel('GiB read after less before')
     ax.set_title('change in bytes read from disk (below 0 is better)')
     ax.legend(fontsize='small')
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    pyplot.close(fig)
-    return path
+    return _save(fig, os.path.dirname(path), os.path.basename(path))
