@@ -269,14 +269,14 @@ def _read_before_pass_mb(guest):
     pass began at boot. Nothing once its reads showed a new workload
     (mrc.phase_at): what it read before was another workload's, and a
     pass that begins after it begins here (wide host 305: a few refaults
-    ended a 1.8 GiB scan's pass a minute in; counted from boot, the next
+    ended a 1.8 GiB scan's pass three minutes in; counted from boot, the next
     window's pass took in the 5.8 GiB a stream read before the scan, its
     reach was placed at 6.6 GiB, beyond its flavor memory, and its memory
     was priced at nothing for 75 minutes beside a guest idle since boot).
     """
-    s = guest.previous
     if mrc.phase_at(guest) is not None:
         return 0.0
+    s = guest.previous
     return s.read_mb if s.refault_mb <= FRESH_SHARE * s.read_mb else 0.0
 
 
