@@ -2,6 +2,7 @@
 
 import random
 
+import fixtures
 import jsonschema
 from watcher.tests.unit import base
 
@@ -157,3 +158,41 @@ class TestBenchHosts(base.TestCase):
                 u: c for u, c in curves.items() if c is not None})
             self.assertEqual(fitted, sum(
                 1 for c in priced.values() if c.held_cliff is not None))
+
+
+class TestBenchPlanVerdict(base.TestCase):
+    ROW = ('cache_aware_balloon', 'mode=utility')
+
+    def verdict(self, times):
+        lines = []
+        worst = bench._print_rows([self.ROW + (sorted(times), 7)],
+                                  lines.append)
+        return worst, lines
+
+    def test_the_median_decides_not_one_fast_or_slow_run(self):
+        # One slow run of three (a busy machine) does not fail the target,
+        # nor does one fast run pass it.
+        worst, lines = self.verdict([9.0, 1.0, 1.5])
+        self.assertEqual(1.5, worst)
+        self.assertIn('ok', lines[1])
+        self.assertIn('1.00', lines[1])
+        worst, lines = self.verdict([2.5, 0.1, 2.6])
+        self.assertEqual(2.5, worst)
+        self.assertIn('OVER %.1f s' % bench.TARGET_S, lines[1])
+        self.assertIn('2.50 s median', lines[-1])
+
+    def test_every_strategy_runs_as_often_as_asked(self):
+        lines, runs = [], []
+        real = bench._timed_execute
+
+        def counted(*args):
+            runs.append(args[0])
+            return real(*args)
+
+        self.useFixture(fixtures.MonkeyPatch(
+            'watcher_cams.lab.bench._timed_execute', counted))
+        worst = bench.run(nodes=2, instances=3, out=lines.append, repeat=2)
+        self.assertEqual(2 * len(bench.RUNS), len(runs))
+        self.assertIn('each strategy run 2 times', lines[0])
+        self.assertEqual(len(bench.RUNS) + 3, len(lines))
+        self.assertGreater(worst, 0.0)
