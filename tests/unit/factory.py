@@ -27,6 +27,11 @@ def sample(t=1000.0, total_mb=2048, used_mb=256, active_mb=0, inactive_mb=0,
         workingset_activate_file=activate, psi_some_avg10=psi)
 
 
+# What a reader that re-reads its data read since it booted (MiB): utility
+# grows a guest no further than the data it read (cache_window.read_room_mb).
+READ_FAR_MB = 16384
+
+
 def guest(n, actual_mb=2048, max_mb=4096, used_mb=256, active_mb=None,
           inactive_mb=None, read_mb_s=0.0, refault_s=0.0, activate_s=0.0,
           interval=60.0, psi=None, read_since_boot_mb=0, **kw):

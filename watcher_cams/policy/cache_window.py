@@ -171,3 +171,21 @@ def inactive_hit_density(guest, r, params):
     """
     inactive = max(guest.sample.inactive_file_mb, params.min_segment_mb)
     return r.pgactivate_s * model.MB_PER_PAGE / inactive
+
+
+def read_room_mb(guest, cfg):
+    """MiB more memory that could hold data the guest has read.
+
+    A cache saves only re-reads, and re-reads only of data read before:
+    memory beyond its used memory, all it read since it booted and the
+    floor margin holds nothing a read will ask for again. Or beyond what
+    its file LRU holds, where that is more: pages it wrote. The paper
+    grid's 2,000 files: a guest woken to read 2,000 MiB was given 688 MiB
+    more than that by a neighbour gone idle, whose cache it read again
+    on its return (5.93 GiB read, now 5.52). The guest's own counter
+    (pgpgin; without an agent the host's count of its reads) can only cap
+    what the guest takes, never get it more.
+    """
+    s = guest.sample
+    return max(0.0, s.used_mb + max(s.read_mb, s.file_lru_mb)
+               + cfg.floor_margin_mb - guest.actual_mb)

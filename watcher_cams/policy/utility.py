@@ -49,6 +49,7 @@ import dataclasses
 
 from watcher_cams import accounting
 from watcher_cams.policy import cache_value
+from watcher_cams.policy import cache_window
 from watcher_cams.policy import cams
 from watcher_cams.policy import cliff_probe
 from watcher_cams.policy import cliff_trade
@@ -271,11 +272,16 @@ def _up_rooms(host, cfg, curves, g_mb):
 
     Nothing to a guest whose shrink still echoes in its rates, nor to one
     that has not filled what it has: nothing says what more would save it
-    until it did.
+    until it did. No more than the data it read could fill
+    (cache_window.read_room_mb).
     """
-    return {u: guards.room_up(host.guest(u), cfg)
-            if c.resized >= 0 and c.free_mb < g_mb else 0
-            for u, c in curves.items()}
+    rooms = {}
+    for u, c in curves.items():
+        guest = host.guest(u)
+        room = min(guards.room_up(guest, cfg),
+                   int(cache_window.read_room_mb(guest, cfg)))
+        rooms[u] = room if c.resized >= 0 and c.free_mb < g_mb else 0
+    return rooms
 
 
 def _donor_rooms(host, cfg, curves, up):

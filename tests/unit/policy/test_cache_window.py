@@ -129,3 +129,23 @@ class TestFirstPass(testtools.TestCase):
                                  refault_s=factory.pages_s(1.0))
         self.assertFalse(cache_window.first_pass(refaults.sample,
                                                  model.rates(refaults)))
+
+
+class TestReadRoom(testtools.TestCase):
+
+    def test_no_more_than_the_data_it_read(self):
+        # 256 MiB used; it read 600 MiB since it booted and 480 in the
+        # window: 1,080 MiB of data at most, and the floor margin.
+        g = factory.guest(1, actual_mb=1024, active_mb=300, inactive_mb=420,
+                          read_mb_s=8.0, read_since_boot_mb=600)
+        self.assertEqual(256 + 1080 + CFG.floor_margin_mb - 1024,
+                         cache_window.read_room_mb(g, CFG))
+        # Once it holds more than that, nothing more.
+        self.assertEqual(0.0, cache_window.read_room_mb(
+            dataclasses.replace(g, actual_mb=2048), CFG))
+
+    def test_a_cache_holding_more_than_it_read_counts_what_it_holds(self):
+        # It wrote what its cache holds (1,792 MiB), and read 120 MiB.
+        g = factory.guest(1, read_mb_s=2.0)
+        self.assertEqual(CFG.floor_margin_mb,
+                         cache_window.read_room_mb(g, CFG))

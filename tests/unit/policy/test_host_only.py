@@ -54,7 +54,8 @@ class TestHostOnlyGuests(testtools.TestCase):
         # Worth 1.7 MiB/s per GiB by its counters.
         self.taker = factory.guest(1, read_mb_s=2.0,
                                    refault_s=factory.pages_s(2.0),
-                                   activate_s=factory.pages_s(1.5))
+                                   activate_s=factory.pages_s(1.5),
+                                   read_since_boot_mb=factory.READ_FAR_MB)
 
     def test_a_cache_never_measured_is_not_given(self):
         donor = agentless(2)

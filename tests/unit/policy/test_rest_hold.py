@@ -134,7 +134,8 @@ class TestRestingGuestInAPlan(testtools.TestCase):
         taker = factory.guest(1, read_mb_s=taker_reads_mb_s,
                               refault_s=factory.pages_s(taker_reads_mb_s),
                               activate_s=factory.pages_s(
-                                  taker_reads_mb_s / 10))
+                                  taker_reads_mb_s / 10),
+                              read_since_boot_mb=factory.READ_FAR_MB)
         plan = utility.plan(factory.host([taker, resting]), CFG)
         return -sum(m.delta_mb for m in plan.moves
                     if m.instance == resting.uuid), plan

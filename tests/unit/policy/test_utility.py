@@ -177,16 +177,12 @@ class TestUtilityPlan(testtools.TestCase):
             self.assertTrue(m.reason.startswith('utility (guest-reported)'))
 
     def test_nothing_to_a_guest_that_has_not_filled_what_it_has(self):
-        stream = factory.guest(2, active_mb=20, read_mb_s=8.0)
-
         def given(inactive_mb):
-            taker = factory.guest(1, active_mb=256, inactive_mb=inactive_mb,
-                                  read_mb_s=2.0,
-                                  refault_s=factory.pages_s(1.5),
-                                  activate_s=factory.pages_s(1.0))
-            plan = utility.plan(factory.host([taker, stream]), CFG)
-            return sum(m.delta_mb for m in plan.moves
-                       if m.instance == taker.uuid)
+            return taken_beside_a_stream(factory.guest(
+                1, active_mb=256, inactive_mb=inactive_mb, read_mb_s=2.0,
+                refault_s=factory.pages_s(1.5),
+                activate_s=factory.pages_s(1.0),
+                read_since_boot_mb=factory.READ_FAR_MB))
         # Its cache full (2048 - 256 used - 256 active), it gets memory;
         # with a granule and more free beyond the floor margin, nothing:
         # nothing says what more would save until its cache filled it.
@@ -275,7 +271,8 @@ class TestUtilityPlan(testtools.TestCase):
         # reach its reuse when it comes round.
         taker = factory.guest(1, read_mb_s=4.0,
                               refault_s=factory.pages_s(4.0),
-                              activate_s=factory.pages_s(3.0))
+                              activate_s=factory.pages_s(3.0),
+                              read_since_boot_mb=factory.READ_FAR_MB)
         first = factory.guest(2, active_mb=100, inactive_mb=1692,
                               read_mb_s=10.0, read_since_boot_mb=2400)
         self.assertEqual(2048 - 256 - 100 - 128,
@@ -537,6 +534,13 @@ class TestUtilityPlan(testtools.TestCase):
         self.assertLess(p_ex.disk_read_mb_s()[p_ex.VM1], start)
 
 
+def taken_beside_a_stream(taker):
+    """MiB ``taker`` gets beside a stream, whose cache is worth nothing."""
+    stream = factory.guest(2, active_mb=20, read_mb_s=8.0)
+    plan = utility.plan(factory.host([taker, stream]), CFG)
+    return sum(m.delta_mb for m in plan.moves if m.instance == taker.uuid)
+
+
 def remembering(g, *entries):
     """``g`` with ``entries`` as its utility measurements."""
     return dataclasses.replace(g, policy_state={
@@ -581,7 +585,8 @@ class TestMeasurementMemory(testtools.TestCase):
         # 1.7 MiB/s per GiB against 0.11: memory moves to the taker.
         self.taker = factory.guest(1, read_mb_s=2.0,
                                    refault_s=factory.pages_s(2.0),
-                                   activate_s=factory.pages_s(1.5))
+                                   activate_s=factory.pages_s(1.5),
+                                   read_since_boot_mb=factory.READ_FAR_MB)
         self.donor = factory.guest(2, read_mb_s=0.5,
                                    refault_s=factory.pages_s(0.3),
                                    activate_s=factory.pages_s(0.1))
@@ -792,7 +797,8 @@ class TestMeasurementMemory(testtools.TestCase):
         # measures the claim.
         taker = factory.guest(1, read_mb_s=2.0,
                               refault_s=factory.pages_s(0.25),
-                              activate_s=factory.pages_s(0.1))
+                              activate_s=factory.pages_s(0.1),
+                              read_since_boot_mb=factory.READ_FAR_MB)
         measured = remembering(taker, self.seen(2304, 0.0, 64, disk=1.5))
         scan = factory.guest(2, read_mb_s=1.6,
                              refault_s=factory.pages_s(1.6),
@@ -813,7 +819,8 @@ class TestMeasurementMemory(testtools.TestCase):
         # the shadow entries' reach beyond that: the step to it is worth
         # what it saves per MiB, so the scan takes memory.
         scan = factory.guest(1, read_mb_s=10.0,
-                             refault_s=factory.pages_s(10.0))
+                             refault_s=factory.pages_s(10.0),
+                             read_since_boot_mb=factory.READ_FAR_MB)
         flat = remembering(scan, self.seen(2560, 0.0, 64, disk=10.0))
         curve = utility.value_curve(flat, CFG)
         self.assertEqual(0.0, curve.density_at(0)[0])
@@ -1043,7 +1050,8 @@ class TestMeasuredSmaller(testtools.TestCase):
             taker = factory.guest(
                 1, read_mb_s=taker_mb_s,
                 refault_s=factory.pages_s(taker_mb_s),
-                activate_s=factory.pages_s(0.75 * taker_mb_s))
+                activate_s=factory.pages_s(0.75 * taker_mb_s),
+                read_since_boot_mb=factory.READ_FAR_MB)
             plan = utility.plan(factory.host(
                 [taker, remembering(self.fits, self.smaller)]), CFG)
             return {m.instance: (m.delta_mb, m.reason) for m in plan.moves}
@@ -1855,7 +1863,8 @@ class TestMemoryThatSavesNothingGoesBack(testtools.TestCase):
         super().setUp()
         self.neighbour = factory.guest(2, read_mb_s=1.0,
                                        refault_s=factory.pages_s(0.5),
-                                       activate_s=factory.pages_s(0.5))
+                                       activate_s=factory.pages_s(0.5),
+                                       read_since_boot_mb=factory.READ_FAR_MB)
 
     def grown(self, **counters):
         """Grown from 2048 MiB to 2560; the host read 8 MiB/s at both."""
@@ -1900,7 +1909,8 @@ class TestWentIdle(testtools.TestCase):
         super().setUp()
         self.taker = factory.guest(1, read_mb_s=2.0,
                                    refault_s=factory.pages_s(2.0),
-                                   activate_s=factory.pages_s(1.5))
+                                   activate_s=factory.pages_s(1.5),
+                                   read_since_boot_mb=factory.READ_FAR_MB)
         # Reads nothing now; its active list is half its cache.
         self.quiet = factory.guest(2, active_mb=896, inactive_mb=896)
         self.now = self.quiet.sample.timestamp
@@ -2223,7 +2233,8 @@ class TestMemoryNobodyHolds(testtools.TestCase):
         # neighbour reads a stream, its cache worth nothing.
         self.taker = factory.guest(1, max_mb=2560, read_mb_s=2.0,
                                    refault_s=factory.pages_s(1.5),
-                                   activate_s=factory.pages_s(1.0))
+                                   activate_s=factory.pages_s(1.0),
+                                   read_since_boot_mb=factory.READ_FAR_MB)
         self.stream = factory.guest(2, active_mb=20, read_mb_s=8.0)
 
     def deltas(self, *others, ram_mb=None):
@@ -2280,3 +2291,24 @@ class TestMemoryNobodyHolds(testtools.TestCase):
             self.taker = state(junk)
             self.assertEqual({self.taker.uuid: 512},
                              self.deltas(ram_mb=4608), junk)
+
+
+class TestNoFurtherThanTheDataItRead(testtools.TestCase):
+    """A cache saves only re-reads of data the guest read before."""
+
+    def test_a_woken_reader_takes_what_its_data_fills(self):
+        # It read 300 MiB before this window and 480 in it: memory beyond
+        # its used 256 MiB, those 780 and the floor margin holds nothing
+        # it will read again, however its refaults price it; a stream's
+        # cache, worth nothing, would give it all.
+        def taken(read_since_boot_mb):
+            return taken_beside_a_stream(factory.guest(
+                1, actual_mb=1024, active_mb=300, inactive_mb=420,
+                read_mb_s=8.0, refault_s=factory.pages_s(6.0),
+                activate_s=factory.pages_s(4.0),
+                read_since_boot_mb=read_since_boot_mb))
+        room = 256 + 300 + 480 + CFG.floor_margin_mb - 1024
+        self.assertEqual(room - room % 64, taken(300))
+        # One that read far more since it booted takes what its curve is
+        # worth.
+        self.assertEqual(448, taken(factory.READ_FAR_MB))
