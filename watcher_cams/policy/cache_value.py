@@ -474,8 +474,14 @@ def _history(guest, window, resized, params):
                         reach)
     borne_out = (mrc.confirmed_at(guest),
                  mrc.state_mb(guest, mrc.BORNE_OUT_KEY))
-    new_phase = False
-    if not resized:
+    # A scan that traded its memory and reads more than all it read
+    # then: a new workload, whatever resize echoes (random host 1291: a
+    # scan that became one of 15 GiB kept the old one's fit at 3 GiB as
+    # a measurement, and took memory back by it for half an hour).
+    new_phase = bool(seen) and cliff_trade.outread(guest, disk)
+    if new_phase:
+        seen, reach = (), first_reuse.Reach(fresh_mb=0.0)
+    elif not resized:
         if not _refilling(guest, seen, window):
             # By more than chance where the host counted the requests
             # (as without an agent): a workload that changed shape at

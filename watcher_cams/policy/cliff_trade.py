@@ -52,6 +52,12 @@ MAX_TAKERS = 4
 # Share of what it read when it traded below which it no longer reads
 # as that scan did: it went idle, or fits again.
 READS_SHARE = 0.1
+# Share more than it read when it traded above which it no longer reads
+# as that scan did either: below its cliff a scan reads all it reads, and
+# no more (random host 1291: a 2.7 GiB scan at 2 MiB/s that traded its
+# memory became one of 15 GiB at 6 MiB/s, and the record took 2 GiB
+# back for it from a reader its trade had grown).
+MORE_SHARE = 0.5
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,6 +78,10 @@ class Trade:
     measured: set      # uuids whose moves host-measured reads priced
     donor: str
     block: Block       # what it gave
+    # Priced by refaults the counters could not place
+    # (:func:`unplaced_refaults_mb_s`): a probe, which the next windows
+    # measure.
+    trial: bool = False
 
 
 def trade(host, cfg, params, curves, up, moves):
@@ -85,17 +95,35 @@ def trade(host, cfg, params, curves, up, moves):
     taker per trade: what several would save together is several curves'
     claims added up, and random host 197 gave a fitted scan's 6 MiB/s
     for a neighbour's 6 and a third guest's claim of 1.5 more (it saved
-    0.8).
+    0.8). Where none pays by the takers' curves, a trial of a fitted
+    scan's block (:func:`unplaced_refaults_mb_s`) may: the same takers
+    weighed again.
     """
+    market = (host, cfg, params, curves, up, moves)
+    return _best(market, _curve_saving) or _best(market, _trial_saving)
+
+
+def _best(market, saving):
+    """The best Trade whose takers' savings ``saving`` prices, or None.
+
+    ``saving``: (taker's ValueCurve, what its curve says it saves with
+    the block, MiB it takes, its GuestView) -> MiB/s, or None where it
+    may not take it.
+    """
+    host, cfg, params, curves, up, moves = market
     best, bounds = None, None
     for uuid, curve in sorted(curves.items()):
-        block = (_scan_block(host, cfg, curve, uuid)
-                 or _pass_block(host, cfg, params, curve, uuid))
+        block = _scan_block(host, cfg, curve, uuid)
+        if block is None and saving is _curve_saving:
+            # A trial weighs a fitted scan's block alone: what a first
+            # pass costs is a guess, as its reuse has not shown yet.
+            block = _pass_block(host, cfg, params, curve, uuid)
         if block is None:
             continue
         # Only on a host with a block that may trade: every host whose
         # water-filling moved nothing comes here.
-        bounds = bounds if bounds is not None else _bounds(curves, up)
+        bounds = bounds if bounds is not None else _bounds(
+            host, curves, up, saving)
         free = dataclasses.replace(
             curve, held_cliff=None, loss_density=0.0,
             no_loss_mb=block.room_mb, donate_mb=block.room_mb)
@@ -111,27 +139,78 @@ def trade(host, cfg, params, curves, up, moves):
             delta, saved, measured = moves(
                 {uuid: free, taker: curves[taker]},
                 {uuid: 0, taker: up[taker]})
-            # No more than it reads: a curve's measured step and the
-            # refault slope beyond it may each price all of its reads.
-            saved = min(saved, curves[taker].disk_mb_s)
+            saved = saving(curves[taker], saved, delta[taker],
+                           host.guest(taker))
             net = _net(curve, block, -delta[uuid], (saved, params))
             if net > 0 and (best is None or net > best[0]):
                 best = (net, Trade(
                     delta, saved - block.reads_mb_s, measured | {uuid},
-                    uuid, block))
+                    uuid, block, saving is _trial_saving))
     return best and best[1]
 
 
-def _bounds(curves, up):
+def _curve_saving(taker, saved, taken_mb, guest):
+    """What the taker's curve says it saves, no more than it reads.
+
+    A curve's measured step and the refault slope beyond it may each
+    price all of its reads.
+    """
+    return min(saved, taker.disk_mb_s)
+
+
+def _trial_saving(taker, saved, taken_mb, guest):
+    """The most its refaults may save with ``taken_mb``, or None.
+
+    See :func:`unplaced_refaults_mb_s`; no less than its curve says.
+    """
+    reach = unplaced_refaults_mb_s(taker, guest, taken_mb)
+    return None if reach is None else max(reach, _curve_saving(
+        taker, saved, taken_mb, guest))
+
+
+def unplaced_refaults_mb_s(curve, guest, taken_mb):
+    """MiB/s its refaults may save with ``taken_mb`` more, or None.
+
+    A refault beyond the active list says a larger cache would have kept
+    the page, not how much larger: the curve spreads those refaults over
+    all that shadow entries reach (cache_value._refault_segments), the
+    least they may save. The most, on a concave curve, is as dense as
+    the refaults within the active list (activations per MiB of it), on
+    until all its refaults are placed: where a hot set outgrew the active
+    list, they lie that near. Random host 1339: a hot/cold reader of
+    8 GiB whose 1.6 GiB hot set met a cache of 640 MiB read 5.3 MiB/s,
+    1.1 of them activated within its 320 MiB active list and 2.4 more
+    refaults beyond; its curve valued 2 GiB more at 1.8 MiB/s, below the
+    2.4 a fitted scan's memory cost, and it saved 4.7 with them (at that
+    density all its refaults lie within 1,030 MiB). A reader of uniformly
+    spread data refaults as densely beyond its active list as within:
+    the two bounds meet, and nothing is tried. Only where no host
+    measurement at a larger size prices it (none since its workload
+    began), while its cache is full and no resize echoes: the trade is
+    then measured like any probe, and the scan's remembered cliff
+    (:data:`STATE_KEY`) takes its memory back where the taker's reads did
+    not fall. Capped by what the host read.
+    """
+    if (curve.filling or curve.resized or curve.first_pass
+            or any(x.size_mb > curve.size_mb for x in curve.seen)):
+        return None
+    active_mb = max(guest.sample.active_file_mb, 1.0)
+    return min(curve.refault_mb_s, curve.disk_mb_s,
+               curve.activate_mb_s / active_mb * taken_mb)
+
+
+def _bounds(host, curves, up, saving):
     """[(most a taker could save, uuid), ...], the largest first.
 
-    No more than it reads, nor than its curve says all it may take
-    saves: a trade weighs takers in that order, and stops where even the
-    bound cannot beat the best trade found.
+    What ``saving`` makes of what its curve says all it may take saves:
+    a trade weighs takers in that order, and stops where even the bound
+    cannot beat the best trade found. Takers it may not price are left
+    out.
     """
-    found = [(min(c.disk_mb_s, c.gain(up[u])), u)
+    found = [(saving(c, c.gain(up[u]), up[u], host.guest(u)), u)
              for u, c in curves.items() if up[u]]
-    return sorted(found, key=lambda x: (-x[0], x[1]))
+    return sorted(((b, u) for b, u in found if b is not None),
+                  key=lambda x: (-x[0], x[1]))
 
 
 def _net(curve, block, given_mb, terms):
@@ -185,15 +264,39 @@ def remembered(guest, disk_mb_s):
     """(cliff MiB, MiB/s) a guest traded and still lacks, or None.
 
     From its policy state; junk is dropped. Gone once it holds its cliff
-    again, or reads less than READS_SHARE of what it read below it.
+    again, or reads less than READS_SHARE of what it read below it or
+    MORE_SHARE more (:func:`outread`).
     """
+    found = _record(guest)
+    if found is None or outread(guest, disk_mb_s):
+        return None
+    fits_mb, reads_mb_s = found
+    if not (guest.actual_mb < fits_mb
+            and disk_mb_s >= READS_SHARE * reads_mb_s):
+        return None
+    return found
+
+
+def outread(guest, disk_mb_s):
+    """Whether a scan that traded reads more than all it read then.
+
+    Below its cliff a scan reads all it reads, at any size: reading
+    MORE_SHARE more, it reads another workload, which no measurement of
+    the scan describes (cache_value drops them as at a phase change,
+    resized or not).
+    """
+    found = _record(guest)
+    return found is not None and disk_mb_s > (1 + MORE_SHARE) * found[1]
+
+
+def _record(guest):
+    """The (cliff MiB, MiB/s) its policy state keeps, or None (junk)."""
     found = mrc.state_entry(guest, STATE_KEY)
     try:
         fits_mb, reads_mb_s = (float(x) for x in found)
     except (TypeError, ValueError):
         return None
     if not (math.isfinite(fits_mb) and math.isfinite(reads_mb_s)
-            and guest.actual_mb < fits_mb <= guest.max_mb
-            and disk_mb_s >= READS_SHARE * reads_mb_s > 0):
+            and fits_mb <= guest.max_mb and reads_mb_s > 0):
         return None
     return fits_mb, reads_mb_s

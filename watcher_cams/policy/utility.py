@@ -491,7 +491,8 @@ def _traded(host, cfg, params, market, states):
     A fitted scan's memory or a first pass's free memory (cliff_trade).
     ``market``: (curves, what each guest may take). A scan that gives
     keeps what it traded in its policy state (``states``); ``note`` says
-    the trade's terms in the moves' reasons.
+    the trade's terms in the moves' reasons. ``measured`` is None for a
+    trial (cliff_trade.unplaced_refaults_mb_s): a probe decided it.
     """
     curves, up = market
     found = cliff_trade.trade(host, cfg, params, curves, up,
@@ -505,16 +506,26 @@ def _traded(host, cfg, params, market, states):
     else:
         states[found.donor][STATE_KEY][cliff_trade.STATE_KEY] = list(cliff)
         what = "a fitted scan's %.3f below %d MiB" % (reads, cliff[0])
-    note = ', a trade: saves %.3f MiB/s for %s' % (found.saved + reads, what)
-    return found.delta, found.saved, found.measured, note
+    note = ', a %s: saves %s%.3f MiB/s for %s' % (
+        'trial trade' if found.trial else 'trade',
+        'up to ' if found.trial else '', found.saved + reads, what)
+    return found.delta, found.saved, (
+        None if found.trial else found.measured), note
+
+
+def _signal(uuid, measured):
+    """Which signal decided ``uuid``'s move (see :func:`_traded`)."""
+    if measured is None:
+        return PROBE
+    return HOST_MEASURED if uuid in measured else GUEST_REPORTED
 
 
 def _proposals(host, curves, moved, grown_worse):
     """{uuid: (target MiB, reason)} for guards.finalize.
 
-    ``moved``: ({uuid: MiB}, the uuids host-measured reads priced, what
-    the reasons add: a trade's terms, or ''); ``grown_worse``: as
-    :func:`_grown_worse` returns.
+    ``moved``: ({uuid: MiB}, the uuids host-measured reads priced or None
+    for a probe's, what the reasons add: a trade's terms, or '');
+    ``grown_worse``: as :func:`_grown_worse` returns.
     """
     delta, measured, note = moved
     proposals = {}
@@ -524,8 +535,8 @@ def _proposals(host, curves, moved, grown_worse):
             proposals[uuid] = (
                 host.guest(uuid).actual_mb + d,
                 'utility (%s): value %.3f MiB/s per GiB, %s %d MiB%s'
-                % (HOST_MEASURED if uuid in measured else GUEST_REPORTED,
-                   density, 'gets' if d > 0 else 'gives', abs(d), note))
+                % (_signal(uuid, measured), density,
+                   'gets' if d > 0 else 'gives', abs(d), note))
     for uuid, target in grown_worse.items():
         current = proposals.get(uuid, (host.guest(uuid).actual_mb,))[0]
         proposals[uuid] = (min(current, target), (

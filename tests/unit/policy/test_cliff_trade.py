@@ -67,6 +67,63 @@ class TestCliffTrade(testtools.TestCase):
         self.assertEqual(-256, moves[fitted().uuid].delta_mb)
 
 
+def outgrown(refault_mb_s, seen=(), activate_mb_s=1.0):
+    """A reader of 5.3 MiB/s whose hot set outgrew its 320 MiB active list.
+
+    ``activate_mb_s`` of its reads refault within the active list; the
+    rest of ``refault_mb_s`` beyond it, where its curve cannot place
+    them. ``seen``: its utility measurements.
+    """
+    guest = factory.guest(1, actual_mb=1024, max_mb=4096, used_mb=384,
+                          active_mb=320, inactive_mb=320, read_mb_s=5.3,
+                          refault_s=factory.pages_s(refault_mb_s),
+                          activate_s=factory.pages_s(activate_mb_s),
+                          read_since_boot_mb=40000)
+    return dataclasses.replace(guest, policy_state={
+        utility.STATE_KEY: {'seen': [list(e) for e in seen]}})
+
+
+class TestTrial(testtools.TestCase):
+    def moves(self, *guests):
+        return TestCliffTrade.moves(self, *guests)
+
+    def test_refaults_it_cannot_place_try_a_fitted_scans_block(self):
+        # Its curve spreads 2.5 MiB/s of refaults over all shadow entries
+        # reach: 2 GiB more save 1.8 MiB/s by it, less than the scan's
+        # 2 MiB/s and the value band. Its 3.5 MiB/s of refaults could
+        # save more: tried, as a probe the next windows measure.
+        scan, taker = fitted(), outgrown(3.5)
+        self.assertLess(utility.value_curve(taker, CFG).gain(2048), 2.4)
+        moves = self.moves(scan, taker)
+        self.assertEqual((2048, -2048), (moves[taker.uuid].delta_mb,
+                                         moves[scan.uuid].delta_mb))
+        for m in moves.values():
+            self.assertIn('utility (probe)', m.reason)
+            self.assertIn("a trial trade: saves up to 3.500 MiB/s for a "
+                          "fitted scan's 2.000 below 2756 MiB", m.reason)
+
+    def test_not_where_its_refaults_do_not_beat_the_scans_reads(self):
+        self.assertEqual({}, self.moves(fitted(), outgrown(2.4)))
+
+    def test_not_for_refaults_as_sparse_within_the_active_list(self):
+        # 0.2 MiB/s of activations within 320 MiB, 3.3 refaults over the
+        # 5,120 MiB beyond: uniformly spread, as its curve says. 2 GiB
+        # more may save 1.3 MiB/s at most.
+        taker = outgrown(3.5, activate_mb_s=0.2)
+        self.assertAlmostEqual(1.28, cliff_trade.unplaced_refaults_mb_s(
+            utility.value_curve(taker, CFG), taker, 2048))
+        self.assertEqual({}, self.moves(fitted(), taker))
+
+    def test_not_where_the_host_measured_it_larger(self):
+        # It read as much 512 MiB larger, three windows long: the host's
+        # reads place its refaults further than that.
+        measured = outgrown(3.5, seen=[(1024, 0.0, 64, 1000.0, 5.3, 3),
+                                       (1536, 0.0, 64, 700.0, 5.3, 3)])
+        self.assertIsNone(cliff_trade.unplaced_refaults_mb_s(
+            utility.value_curve(measured, CFG), measured, 2048))
+        self.assertEqual({}, self.moves(fitted(), measured))
+
+
 def traded(read_mb_s, actual_mb=1024, record=(2756, 2.0)):
     """A scan that traded its memory: it reads as a stream now."""
     guest = factory.guest(3, actual_mb=actual_mb, read_mb_s=read_mb_s,
@@ -94,6 +151,26 @@ class TestTraded(testtools.TestCase):
         self.assertIsNone(cliff_trade.remembered(
             traded(2.0, actual_mb=2816), 2.0))
         self.assertIsNone(cliff_trade.remembered(traded(0.1), 0.1))
+
+    def test_gone_once_it_reads_more_than_that_scan(self):
+        # 6 MiB/s where the scan read 2 below its cliff: another workload.
+        self.assertEqual((2756.0, 2.0), cliff_trade.remembered(
+            traded(3.0), 3.0))
+        self.assertIsNone(cliff_trade.remembered(traded(6.0), 6.0))
+
+    def test_reading_more_drops_the_scans_measurements(self):
+        # Its fit at 2,816 MiB (nothing read there) prices nothing of the
+        # new workload, although a shrink still echoes in its rates.
+        for reads, kept in ((3.0, 1), (6.0, 0)):
+            guest = traded(reads)
+            state = guest.policy_state[utility.STATE_KEY]
+            state['seen'] = [[2816, 0.0, 64, 900.0, 0.0, 3]]
+            state['last_resize'] = [1030.0, -1]
+            curve = utility.value_curve(guest, CFG)
+            self.assertEqual(-1, curve.resized)
+            self.assertEqual(kept, len(curve.seen))
+            self.assertEqual(None if kept else guest.sample.timestamp,
+                             curve.phase_at)
 
     def test_junk_is_dropped(self):
         for junk in (None, 'x', [1], ['a', 2], [float('nan'), 2.0],
@@ -166,7 +243,8 @@ class TestFirstPassTrade(testtools.TestCase):
 class TestCost(testtools.TestCase):
     def test_each_fitted_scan_weighs_a_few_takers_of_two_guests(self):
         # Ten takers that could each pay: the scan weighs the first
-        # MAX_TAKERS (by what they could save), each with itself alone.
+        # MAX_TAKERS (by what they could save), each with itself alone,
+        # by their curves and then for a trial (their refaults).
         scan = fitted()
         takers = [dataclasses.replace(short(6.0 + i / 10.0),
                                       uuid='taker-%d' % i, name='t%d' % i)
@@ -185,7 +263,7 @@ class TestCost(testtools.TestCase):
 
         self.assertIsNone(cliff_trade.trade(host, CFG, params, curves, up,
                                             moves))
-        self.assertEqual(cliff_trade.MAX_TAKERS, len(weighed))
+        self.assertEqual(2 * cliff_trade.MAX_TAKERS, len(weighed))
         self.assertTrue(all(len(p) == 2 and scan.uuid in p for p in weighed))
         # The ones that read most first.
         self.assertIn(sorted([scan.uuid, 'taker-9']), weighed)
