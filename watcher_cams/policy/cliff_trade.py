@@ -191,8 +191,10 @@ def unplaced_refaults_mb_s(curve, guest, taken_mb):
     (:data:`STATE_KEY`) takes its memory back where the taker's reads did
     not fall. Capped by what the host read.
     """
-    if (curve.filling or curve.resized or curve.first_pass
+    if (guest.host_only or curve.filling or curve.resized
+            or curve.first_pass
             or any(x.size_mb > curve.size_mb for x in curve.seen)):
+        # Without an agent, no refault counters to go by.
         return None
     active_mb = max(guest.sample.active_file_mb, 1.0)
     return min(curve.refault_mb_s, curve.disk_mb_s,

@@ -114,6 +114,15 @@ class TestTrial(testtools.TestCase):
             utility.value_curve(taker, CFG), taker, 2048))
         self.assertEqual({}, self.moves(fitted(), taker))
 
+    def test_not_for_a_guest_without_an_agent(self):
+        # No counters of its own: whatever its sample says is not read.
+        taker = outgrown(3.5)
+        curve = utility.value_curve(taker, CFG)
+        self.assertEqual(3.5, cliff_trade.unplaced_refaults_mb_s(
+            curve, taker, 2048))
+        self.assertIsNone(cliff_trade.unplaced_refaults_mb_s(
+            curve, dataclasses.replace(taker, host_only=True), 2048))
+
     def test_not_where_the_host_measured_it_larger(self):
         # It read as much 512 MiB larger, three windows long: the host's
         # reads place its refaults further than that.
