@@ -474,13 +474,11 @@ def _history(guest, window, resized, params):
                         reach)
     borne_out = (mrc.confirmed_at(guest),
                  mrc.state_mb(guest, mrc.BORNE_OUT_KEY))
-    # A scan that traded its memory and reads more than all it read
-    # then: a new workload, whatever resize echoes (random host 1291: a
-    # scan that became one of 15 GiB kept the old one's fit at 3 GiB as
-    # a measurement, and took memory back by it for half an hour).
+    # A scan that traded and reads more than all it read then: a new
+    # workload, resized or not (cliff_trade.outread).
     new_phase = bool(seen) and cliff_trade.outread(guest, disk)
     if new_phase:
-        seen, reach = (), first_reuse.Reach(fresh_mb=0.0)
+        seen = ()
     elif not resized:
         if not _refilling(guest, seen, window):
             # By more than chance where the host counted the requests
@@ -488,17 +486,15 @@ def _history(guest, window, resized, params):
             # about the same reads left a curve no half-rule catches.
             kept = mrc.of_this_phase(seen, guest.actual_mb, disk, params,
                                      mrc.requests_in_window(guest))
-            new_phase = bool(seen) and not kept
-            if new_phase:
-                # Its reads at this size moved: a new workload, whose
-                # reach its own first re-read will tell, counted from
-                # here (not from boot: the old one's reads are no part
-                # of the new one's pass).
-                reach = first_reuse.Reach(fresh_mb=0.0)
-            seen = kept
+            new_phase, seen = bool(seen) and not kept, kept
         # A clean window bears out what it kept (a refill's, all of it),
         # as far as it could belie it.
         borne_out = (guest.sample.timestamp, mrc.borne_out_mb(guest))
+    if new_phase:
+        # Its reads moved: a new workload, whose reach its own first
+        # re-read will tell, counted from here (not from boot: the old
+        # one's reads are no part of the new one's pass).
+        reach = first_reuse.Reach(fresh_mb=0.0)
     seen, grow = _grow_checked(guest, seen, (window, resized), params)
     base = stale_active.base(guest, guest.policy_state.get(mrc.STATE_KEY),
                              (new_phase, resized < 0))

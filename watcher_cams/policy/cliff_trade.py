@@ -285,7 +285,9 @@ def outread(guest, disk_mb_s):
     Below its cliff a scan reads all it reads, at any size: reading
     MORE_SHARE more, it reads another workload, which no measurement of
     the scan describes (cache_value drops them as at a phase change,
-    resized or not).
+    resized or not). Random host 1291: a scan that became one of 15 GiB
+    kept the old one's fit at 3 GiB as a measurement, and took memory
+    back by it for half an hour.
     """
     found = _record(guest)
     return found is not None and disk_mb_s > (1 + MORE_SHARE) * found[1]
