@@ -163,8 +163,8 @@ def _trial_saving(taker, saved, taken_mb, guest):
 
     See :func:`unplaced_refaults_mb_s`; no less than its curve says.
     """
-    reach = unplaced_refaults_mb_s(taker, guest, taken_mb)
-    return None if reach is None else max(reach, _curve_saving(
+    most = unplaced_refaults_mb_s(taker, guest, taken_mb)
+    return None if most is None else max(most, _curve_saving(
         taker, saved, taken_mb, guest))
 
 
@@ -191,10 +191,10 @@ def unplaced_refaults_mb_s(curve, guest, taken_mb):
     (:data:`STATE_KEY`) takes its memory back where the taker's reads did
     not fall. Capped by what the host read.
     """
+    # Without an agent there are no refault counters to go by.
     if (guest.host_only or curve.filling or curve.resized
             or curve.first_pass
             or any(x.size_mb > curve.size_mb for x in curve.seen)):
-        # Without an agent, no refault counters to go by.
         return None
     active_mb = max(guest.sample.active_file_mb, 1.0)
     return min(curve.refault_mb_s, curve.disk_mb_s,
