@@ -270,7 +270,7 @@ def remembered(guest, disk_mb_s):
     MORE_SHARE more (:func:`outread`).
     """
     found = _record(guest)
-    if found is None or outread(guest, disk_mb_s):
+    if found is None or _reads_more(found, disk_mb_s):
         return None
     fits_mb, reads_mb_s = found
     if not (guest.actual_mb < fits_mb
@@ -290,7 +290,12 @@ def outread(guest, disk_mb_s):
     back by it for half an hour.
     """
     found = _record(guest)
-    return found is not None and disk_mb_s > (1 + MORE_SHARE) * found[1]
+    return found is not None and _reads_more(found, disk_mb_s)
+
+
+def _reads_more(found, disk_mb_s):
+    """Whether ``disk_mb_s`` is MORE_SHARE more than record ``found``'s."""
+    return disk_mb_s > (1 + MORE_SHARE) * found[1]
 
 
 def _record(guest):
