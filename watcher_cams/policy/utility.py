@@ -275,12 +275,12 @@ def _up_rooms(host, cfg, curves, g_mb):
     until it did. No more than the data it read could fill
     (cache_window.read_room_mb).
     """
-    rooms = {}
+    rooms = dict.fromkeys(curves, 0)
     for u, c in curves.items():
-        guest = host.guest(u)
-        room = min(guards.room_up(guest, cfg),
-                   int(cache_window.read_room_mb(guest, cfg)))
-        rooms[u] = room if c.resized >= 0 and c.free_mb < g_mb else 0
+        if c.resized >= 0 and c.free_mb < g_mb:
+            guest = host.guest(u)
+            rooms[u] = min(guards.room_up(guest, cfg),
+                           int(cache_window.read_room_mb(guest, cfg)))
     return rooms
 
 
