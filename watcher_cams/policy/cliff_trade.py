@@ -58,6 +58,17 @@ READS_SHARE = 0.1
 # memory became one of 15 GiB at 6 MiB/s, and the record took 2 GiB
 # back for it from a reader its trade had grown).
 MORE_SHARE = 0.5
+# Key of a trial's taker's policy state entry: when it was last tried.
+TRIAL_KEY = 'trial_at'
+# A guest is tried at most once in this many seconds. What places its
+# refaults is its own claim: a tenant that forges them (refaults as dense
+# beyond its active list as within, where its reads do not fall with
+# memory) gets a fitted scan's block on trial, and the neighbour reads
+# below its cliff until the memory comes back. However it shapes its
+# reads (a new workload drops the measurement that bars a trial), that
+# happens at most this often; an honest taker whose trial paid holds the
+# memory, and needs no second one.
+TRIAL_EVERY_S = 7200.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -193,12 +204,20 @@ def unplaced_refaults_mb_s(curve, guest, taken_mb):
     """
     # Without an agent there are no refault counters to go by.
     if (guest.host_only or curve.filling or curve.resized
-            or curve.first_pass
+            or curve.first_pass or last_trial(guest) is not None
             or any(x.size_mb > curve.size_mb for x in curve.seen)):
         return None
     active_mb = max(guest.sample.active_file_mb, 1.0)
     return min(curve.refault_mb_s, curve.disk_mb_s,
                curve.activate_mb_s / active_mb * taken_mb)
+
+
+def last_trial(guest):
+    """When the guest was last tried, within TRIAL_EVERY_S, or None."""
+    at = mrc.state_time(guest, TRIAL_KEY)
+    if at is None or guest.sample.timestamp - at >= TRIAL_EVERY_S:
+        return None
+    return at
 
 
 def _bounds(host, curves, up, saving):

@@ -506,6 +506,10 @@ def _traded(host, cfg, params, market, states):
     else:
         states[found.donor][STATE_KEY][cliff_trade.STATE_KEY] = list(cliff)
         what = "a fitted scan's %.3f below %d MiB" % (reads, cliff[0])
+    if found.trial:
+        taker = next(u for u, mb in found.delta.items() if mb > 0)
+        states[taker][STATE_KEY][cliff_trade.TRIAL_KEY] = (
+            host.guest(taker).sample.timestamp)
     note = ', a %s: saves %s%.3f MiB/s for %s' % (
         'trial trade' if found.trial else 'trade',
         'up to ' if found.trial else '', found.saved + reads, what)
@@ -571,6 +575,9 @@ def _remember(host, curves):
             state['phase_at'] = c.phase_at
         if c.traded is not None:
             state[cliff_trade.STATE_KEY] = list(c.traded)
+        tried = cliff_trade.last_trial(host.guest(uuid))
+        if tried is not None:
+            state[cliff_trade.TRIAL_KEY] = tried
         if c.resumed_from is not None:
             state['resumed_from'] = c.resumed_from
         for key, value in ((rest_hold.STATE_KEY, c.rest_since),

@@ -132,6 +132,28 @@ class TestTrial(testtools.TestCase):
             utility.value_curve(measured, CFG), measured, 2048))
         self.assertEqual({}, self.moves(fitted(), measured))
 
+    def test_a_guest_is_tried_at_most_once_in_trial_every_s(self):
+        # Its refaults are its own claim: one that forges them, and shapes
+        # its reads so that no measurement at a larger size stays, costs
+        # a fitted scan its cliff at most that often.
+        scan, taker = fitted(), outgrown(3.5)
+        host = factory.host([scan, taker], ram_mb=2816 + 1024)
+        state = utility.plan(host, CFG).policy_state[taker.uuid]
+        now = taker.sample.timestamp
+        self.assertEqual(now, state[utility.STATE_KEY][cliff_trade.TRIAL_KEY])
+        for ago_s, tried in ((600.0, False),
+                             (cliff_trade.TRIAL_EVERY_S - 1, False),
+                             (cliff_trade.TRIAL_EVERY_S, True)):
+            again = dataclasses.replace(taker, policy_state={
+                utility.STATE_KEY: {cliff_trade.TRIAL_KEY: now - ago_s}})
+            plan = utility.plan(factory.host([fitted(), again],
+                                             ram_mb=2816 + 1024), CFG)
+            self.assertEqual(tried, taker.uuid in {
+                m.instance for m in plan.moves}, ago_s)
+            # Kept from plan to plan until a new trial or its expiry.
+            self.assertEqual(now if tried else now - ago_s, plan.policy_state[
+                taker.uuid][utility.STATE_KEY].get(cliff_trade.TRIAL_KEY))
+
 
 def traded(read_mb_s, actual_mb=1024, record=(2756, 2.0)):
     """A scan that traded its memory: it reads as a stream now."""
