@@ -310,9 +310,11 @@ def value_curve(guest, cfg, params):
     seen, segments, measured_mb = mrc.measured_since(
         guest, r, segments, seen, (disk, refault), params,
         resumed) if clean else (seen, segments, 0.0)
+    loss = _loss_fields(guest, (seen, segments, clean), inactive_hits)
+    if not measured_mb:
+        segments = _growth_belied(guest, seen, segments, (activate, idle))
     return ValueCurve(
-        segments=segments, **_loss_fields(guest, (seen, segments, clean),
-                                          inactive_hits),
+        segments=segments, **loss,
         donate_mb=max(0, int(donate)), resized=resized, filling=filling,
         size_mb=guest.actual_mb, seen=seen, measured_mb=measured_mb,
         last_resize=last_resize, grow_pending=past.grow[0],
@@ -354,6 +356,32 @@ def _what_it_gives(guest, conf, rates, window, past):
         guest, cfg, params, (fill_mb, filling, quiet),
         (segments, max(released, unread)), free_mb)
     return donate, released, unread
+
+
+def _growth_belied(guest, seen, segments, window):
+    """``segments``, the first no steeper than a step below that belied it.
+
+    The first segment is what the counters say the next active list's
+    worth of memory saves: their activations, each a refault of a page
+    evicted fewer evictions ago than the active list holds. Where the host
+    measured a step below that saved less than 1/WITNESS_SLACK of what
+    those activations promise over it (mrc.activations_belied), growing
+    saves no more than that step did either, on a clean window or not.
+    The refaults beyond the active list, a cliff the counters cannot
+    place, keep their price: a scan short of its cliff reads as much
+    below. Not where a larger size the host measured prices the step.
+    (Forged-claims point seed-12: a stream whose tenant forged every read
+    into an activated refault was measured at eight sizes over 1.7 GiB,
+    reading 4.0 MiB/s at each, and its counters still priced the next
+    192 MiB at 22 MiB/s per GiB.) ``window``: (its activations in MiB/s,
+    when it went idle or None).
+    """
+    activate_mb_s, idle = window
+    belied = None if idle is not None else mrc.activations_belied(
+        guest, seen, activate_mb_s)
+    if belied is None or segments[0][1] <= belied:
+        return segments
+    return ((segments[0][0], belied),) + tuple(segments[1:])
 
 
 def _loss_fields(guest, curve, inactive_hits):

@@ -100,9 +100,11 @@ def _search_price(curve, amount_mb):
     As a probe prices it (probes.probe_loss); where that reaches below
     every size it was measured at, no less than what its last fill from
     nearly empty saved per MiB (fill_curve.Fill.mean), and unknown where
-    no such fill was measured.
+    no such fill was measured. A donor with an agent: as a probe prices
+    it (its counters price what was not measured; a host may mix both).
     """
-    if curve.loss_is_measured(0, amount_mb):
+    if curve.loss_is_measured(0, amount_mb) or not isinstance(
+            curve, host_only.HostOnlyCurve):
         return probes.probe_loss(curve, amount_mb)
     if curve.fill.mean is None:
         return host_only.UNKNOWN

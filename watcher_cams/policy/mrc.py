@@ -426,6 +426,25 @@ def loss_belied(guest, seen, segments):
     return None if nearest is None else nearest.slope_to(here)
 
 
+def activations_belied(guest, seen, activate_mb_s):
+    """The slope of a step below that belies the activations, or None.
+
+    ``activate_mb_s``: the refaults activated now, which the counters say
+    an active list's worth more memory saves (and a step of ``d`` MiB
+    below, ``d`` of that list's MiB's share). A step below the host
+    measured (:func:`_belying_step`) that saved less than 1/WITNESS_SLACK
+    of that, give or take the noise, belies them: its slope (MiB/s per
+    MiB). None where it does not, or nothing was measured at this size.
+    """
+    if not seen or abs(seen[0].size_mb - guest.actual_mb) >= 1:
+        return None
+    here = seen[0]
+    active_mb = max(guest.sample.active_file_mb, 1.0)
+    nearest = _belying_step(guest, seen, lambda x: activate_mb_s * min(
+        1.0, (here.size_mb - x.size_mb) / active_mb))
+    return None if nearest is None else nearest.slope_to(here)
+
+
 def _belying_step(guest, seen, promised):
     """The nearest measurement below seen[0] whose step belies a promise.
 

@@ -139,6 +139,13 @@ class TestHostOnlyGuests(testtools.TestCase):
             moved, plan = deltas(flat, donor)
             self.assertEqual({flat.uuid: 256, donor.uuid: -256}, moved)
             self.assertIn('past every size', plan.moves[0].reason)
+        # A neighbour with a guest agent gives as its counters price it (a
+        # host may run guests with and without one side by side).
+        with_agent = factory.guest(2, read_mb_s=0.5,
+                                   refault_s=factory.pages_s(0.1),
+                                   activate_s=factory.pages_s(0.05))
+        moved, plan = deltas(flat, with_agent)
+        self.assertGreater(moved.get(flat.uuid, 0), 0)
         # Where no search step finds memory a curve prices (D was grown
         # and still fills what it was given), the wide probe: all that
         # nobody was seen to use, in one step, as far as the cliff may lie.

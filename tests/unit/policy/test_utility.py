@@ -713,6 +713,29 @@ class TestMeasurementMemory(testtools.TestCase):
                                     CFG)
         self.assertGreater(curve.loss_density * 1024, 7.0)
 
+    def test_growth_on_activations_a_step_below_belied(self):
+        # Every read activated within its active list: the counters say
+        # its next active list's worth saves all 8 MiB/s. 256 MiB smaller
+        # it read as much: growing saves no more than that step did, so
+        # its curve prices the next MiB at the step's slope (nothing). A
+        # tenant that forges its counters so gets nothing by them. Its
+        # refaults beyond the active list (none here) keep their price.
+        scan = thrashing_scan()
+        fresh = utility.value_curve(
+            host_counted(scan, (8.0, 0.0), self.scan_seen(1792, 0.0)[:1]),
+            CFG)
+        self.assertGreater(fresh.gain(256), 1.0)
+        belied = utility.value_curve(
+            host_counted(scan, (8.0, 0.0), self.scan_seen(1792, 0.0)), CFG)
+        self.assertEqual(0.0, belied.gain(256))
+        # Where the step below saved what the activations promise over
+        # it, they stand.
+        entries = self.scan_seen(1792, 0.0)
+        entries[1][4] = 9.6
+        stands = utility.value_curve(
+            host_counted(scan, (8.0, 0.0), entries), CFG)
+        self.assertEqual(fresh.gain(256), stands.gain(256))
+
     def test_a_taker_nobody_serves_gives_what_the_host_belied(self):
         # The scan's counters make it the best taker (8 MiB/s per GiB),
         # but its neighbour is at its floor and cannot give: before, the
@@ -1424,6 +1447,23 @@ class TestProbe(testtools.TestCase):
                              activate_s=factory.pages_s(3.0))
         self.assertFalse(any('probe' in m.reason for m in utility.plan(
             factory.host([cold, fits]), CFG).moves))
+        # With a 512 MiB active list, measured reading as much 640 MiB
+        # smaller: the claim was tried there (within its active list's
+        # size more its reads would end), the host belied it, and no
+        # probe follows (a tenant that forged its counters so was probed
+        # from 1,536 to 2,432 MiB). 320 MiB smaller: it may still be.
+        short = factory.guest(1, active_mb=512, inactive_mb=1280,
+                              read_mb_s=6.0, refault_s=factory.pages_s(6.0),
+                              activate_s=factory.pages_s(6.0))
+
+        def probed(below_mb):
+            tried = remembering(
+                short, (2048, 0.0, 64, self.now - 60, 6.0, 3),
+                (below_mb, 0.0, 64, self.now - 600, 6.0, 3))
+            return any('probe' in m.reason for m in utility.plan(
+                factory.host([tried, fits]), CFG).moves)
+        self.assertFalse(probed(1408))
+        self.assertTrue(probed(1728))
 
     def test_a_stream_too_small_to_show_a_re_read_is_probed(self):
         self.ram_mb = 8192

@@ -59,11 +59,19 @@ def hotcold_miss(r):
     return 1 - r['guests']['hotcold']['io_reduction'] if r else None
 
 
-def memory_row(scenario, point, label, app, disk, paper, **extra):
-    """A results row from per-guest application and disk KiB."""
+def memory_row(scenario, point, label, app, disk, paper, sizes=None,
+               **extra):
+    """A results row from per-guest application and disk KiB.
+
+    ``sizes``: each guest's mean size over the measured window (MiB;
+    :func:`mean_sizes_mb`), where a run has one.
+    """
     app_kb, disk_kb = sum(app.values()), sum(disk.values())
+    guests = {n: guest_figures(app[n], disk[n]) for n in app}
+    for n, mb in (sizes or {}).items():
+        guests[n]['mean_size_mb'] = mb
     return row(scenario, point.label, label, app_kb, disk_kb, paper,
-               guests={n: guest_figures(app[n], disk[n]) for n in app},
+               guests=guests,
                read_time_s=round(read_time_s(
                    app_kb, disk_kb, point.spec['host']['disk_mb_s']), 3),
                **extra)
@@ -94,6 +102,7 @@ def run_memory_point(scenario, point, strategies, paper, progress):
                 {n: t.app_kb for n, t in run.traffic.items()},
                 {n: t.disk_kb for n, t in run.traffic.items()},
                 paper(point.params, label) if paper else None,
+                sizes=mean_sizes_mb(run, point.spec['warmup_s']),
                 moves=run.moves, moved_mb=run.moved_mb,
                 overcommit_mb=round(max(0.0, run.overcommit_mb), 1),
                 host_hit_ratio=(round(run.host_hit_ratio, 4)
@@ -101,6 +110,13 @@ def run_memory_point(scenario, point, strategies, paper, progress):
                                 else None)))
         progress.step('%s %s %s' % (scenario, point.label, label))
     return rows, runs
+
+
+def mean_sizes_mb(run, warmup_s):
+    """Each guest's balloon size (MiB) over the measured cycles, averaged."""
+    kept = [x['size_mb'] for x in run.series if x['t'] > warmup_s]
+    return {n: round(sum(x[n] for x in kept) / len(kept), 1)
+            for n in (kept[0] if kept else ())}
 
 
 def run_memory_points(scenario, points, strategies, paper, progress,

@@ -50,14 +50,27 @@ class Traffic:
         return 1.0 - self.disk_kb / self.app_kb if self.app_kb else 0.0
 
 
+# What a guest's counters claim (SimGuest.claims): what its kernel counts,
+# or forged by its tenant: every read a refault within an active list of
+# FORGED_ACTIVE_SHARE of its cache, every refault activated, PSI 100 (the
+# most a cache's next MiB could seem worth). Its reads stay what it read:
+# a claim of more than the host read for it is not believed at all
+# (policy.claims), so a forger keeps within it.
+HONEST, FORGED = 'honest', 'forged'
+CLAIMS = (HONEST, FORGED)
+FORGED_ACTIVE_SHARE = 0.125
+
+
 class SimGuest:
     """One guest: balloon size, committed memory, page cache, workload."""
 
     def __init__(self, uuid, name, max_mb, size_mb, workload, block_kb,
-                 base_mb=None, shared_mb=0, cache=None, agent=True):
+                 base_mb=None, shared_mb=0, cache=None, agent=True,
+                 claims=HONEST):
         self.uuid = uuid
         # False: no guest agent; the report carries the balloon's figures.
         self.agent = agent
+        self.claims = claims
         self.name = name
         self.max_mb = int(max_mb)
         self.size_mb = int(size_mb)
@@ -130,20 +143,28 @@ class SimGuest:
 
     def vmstat(self):
         pages = self.pages_per_block
+        refaults, activations = (self.cache.refaults * pages,
+                                 self.cache.activations * pages)
+        if self.claims == FORGED:
+            refaults = activations = self.pgpgin_kb // PAGE_KB
         return {'pgpgin': self.pgpgin_kb, 'pgmajfault': 0,
-                'workingset_refault_file': self.cache.refaults * pages,
-                'workingset_activate_file': self.cache.activations * pages,
+                'workingset_refault_file': refaults,
+                'workingset_activate_file': activations,
                 'pgactivate': getattr(self.cache, 'promotions', 0) * pages}
 
     def sample(self, now):
         c = self.cache
+        cached = len(c) * self.block_kb
         active = len(getattr(c, 'active', ())) * self.block_kb
-        inactive = len(c) * self.block_kb - active
+        psi = self.psi_some
+        if self.claims == FORGED:
+            active, psi = int(cached * FORGED_ACTIVE_SHARE), 100.0
+        inactive = cached - active
         slack = min(self.free_slack_kb, inactive)
         return report_format.sample(
-            now, self.size_mb * KB, self.used_mb * KB,
-            len(c) * self.block_kb - slack, active, inactive - slack,
-            self.committed_mb * KB, self.vmstat(), self.psi_some)
+            now, self.size_mb * KB, self.used_mb * KB, cached - slack,
+            active, inactive - slack, self.committed_mb * KB, self.vmstat(),
+            psi)
 
     def balloon(self):
         """What its balloon driver reports (libvirt's memoryStats, KiB)."""

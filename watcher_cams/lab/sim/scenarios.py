@@ -7,6 +7,7 @@ method, our method and the oracle.
 """
 
 from watcher_cams.lab.sim import experiment
+from watcher_cams.lab.sim import forged_claims
 from watcher_cams.lab.sim import lfu
 from watcher_cams.lab.sim import llc
 from watcher_cams.lab.sim import memory_scenarios as ms
@@ -349,6 +350,43 @@ def _agentless_spec(name, agent):
     return spec
 
 
+class ForgedScenario(MemoryScenario):
+    """Each host with its first guest's claims honest, then forged."""
+
+    required = ('static', 'utility')
+
+    def summary(self, rows):
+        by = experiment.by_point(rows)
+        headers = ['point', 'neighbours GiB honest', 'forged', 'x',
+                   'forger MiB honest', 'forged']
+        out = []
+        for p in self.points[::2]:
+            fig = forged_claims.figures(by, p.label,
+                                        forged_claims.forger(p.spec))
+            out.append([p.label, '%.2f' % fig[0], '%.2f' % fig[1],
+                        '%.3f' % (fig[1] / fig[0] if fig[0] else 1.0),
+                        '%.0f' % fig[2], '%.0f' % fig[3]])
+        return headers, out
+
+
+def forged(seeds=random_hosts.SEEDS):
+    """Random hosts, their first guest a stream that forges its claims."""
+    pts = []
+    for seed in seeds:
+        for lie, suffix in ((False, ''), (True, forged_claims.FORGED)):
+            pts.append(experiment.Point(
+                'seed-%d%s' % (seed, suffix), {'seed': seed, 'forged': lie},
+                spec_mod.validate(forged_claims.spec(seed, lie))))
+    return ForgedScenario(
+        'forged-claims', 'A tenant that forges its counters '
+        '(forged_claims.py)',
+        'no paper: issue 23 asks that a guest\'s claims never move memory '
+        'beyond what host-measured reads justify',
+        random_hosts.scale(seeds) + ', each with its first guest a stream '
+        'whose counters are honest, then forged', pts,
+        strategies=('static', 'utility'))
+
+
 def ksm():
     pts = [experiment.Point(t, {'tenancy': t},
                             spec_mod.validate(ms.ksm_spec(t)))
@@ -480,6 +518,7 @@ BUILT_IN = {
     'random-hosts': random_hosts_scenario,
     'wide-hosts': wide_hosts_scenario,
     'agentless': agentless,
+    'forged-claims': forged,
 }
 GROUPS = {
     'default': ('cams',),
@@ -488,7 +527,7 @@ GROUPS = {
 
 
 # The scenarios whose hosts --seeds may draw instead (random_hosts).
-SEEDED = ('random-hosts', 'wide-hosts', 'agentless')
+SEEDED = ('random-hosts', 'wide-hosts', 'agentless', 'forged-claims')
 
 
 def named(name, seeds=None, strategies=None):

@@ -22,6 +22,8 @@ A spec (JSON or YAML) describes one host and its guests::
         base_mb: 3840       # optional: size without any KSM bonus
         shared_mb: 0        # content identical to other guests'
         agent: true         # false: no guest agent, host-side signals only
+        claims: honest      # forged: its counters say every read is a
+                            # refault its active list would keep (PSI 100)
         phases:
           - {pattern: hot_cold, range_mb: 10240, rate_mb_s: 3.1,
              committed_mb: 384, used_mb: 256, duration_s: 600}
@@ -184,6 +186,10 @@ def _guest(g, index, spec):
     out['agent'] = g.get('agent', True)
     if not isinstance(out['agent'], bool):
         raise ScenarioError('%s: agent must be true or false' % what)
+    out['claims'] = g.get('claims', host_mod.HONEST)
+    if out['claims'] not in host_mod.CLAIMS:
+        raise ScenarioError('%s: claims must be one of %s'
+                            % (what, ', '.join(host_mod.CLAIMS)))
     phases = g.get('phases')
     if not isinstance(phases, list) or not phases:
         raise ScenarioError('%s: phases must be a non-empty list' % what)
@@ -251,7 +257,7 @@ def build_guest(spec, g, size_mb=None, cache=None):
         g['size_mb'] if size_mb is None else size_mb,
         workloads.Workload(phases, seed=g['seed']), spec['block_kb'],
         base_mb=g.get('base_mb'), shared_mb=g['shared_mb'], cache=cache,
-        agent=g.get('agent', True))
+        agent=g.get('agent', True), claims=g.get('claims', host_mod.HONEST))
 
 
 def build_host(spec, sizes=None):

@@ -5,6 +5,7 @@ run are left out.
 """
 
 from watcher_cams.lab.sim import experiment
+from watcher_cams.lab.sim import forged_claims
 
 TOLERANCE_ORACLE = 1.05
 # Share of the default mode's gain its guests keep without a guest agent.
@@ -204,6 +205,26 @@ def agentless_checks(rows, scenario='agentless'):
                        for p, k in kept.items()))]
 
 
+def forged_checks(rows, scenario='forged-claims'):
+    """A forger's neighbours read no more, and it holds no more memory."""
+    by = experiment.by_point(rows, scenario)
+    points = sorted({p for p, _ in by
+                     if not p.endswith(forged_claims.FORGED)})
+    if not points:
+        return []
+    name = forged_claims.forger(forged_claims.spec(1, False))
+    figs = {p: forged_claims.figures(by, p, name) for p in points}
+    bad = [(-f[1] / max(f[0], 1e-9), '%s (%.2f against %.2f GiB, %.0f '
+            'against %.0f MiB)' % (p, f[1], f[0], f[3], f[2]))
+           for p, f in figs.items() if forged_claims.missed(f)]
+    return [('%s: with its counters forged, a stream\'s neighbours read at '
+             'most %.0f%% more and it holds at most %d MiB more at every '
+             'point' % (scenario, forged_claims.NEIGHBOUR_SHARE * 100,
+                        forged_claims.FORGER_SLACK_MB),
+             not bad, _missed(bad, len(points)) if bad else
+             '%d points' % len(points))]
+
+
 def check(rows, timings):
     """Every applicable check; ``timings`` maps a run name to seconds."""
     scenarios = {r['scenario'] for r in rows}
@@ -217,6 +238,7 @@ def check(rows, timings):
     out += allocator_checks(rows, 'random-hosts')
     out += allocator_checks(rows, 'wide-hosts')
     out += agentless_checks(rows)
+    out += forged_checks(rows)
     limits = {'default': 60, 'paper-grid': 600}
     for name, seconds in timings.items():
         if name in limits:
