@@ -403,12 +403,14 @@ def _add_simulate(sub):
                        help='built-in scenario or group (default, '
                             'paper-grid, cams, cams-grid, balloon-controller, '
                             'ksm, lfu, llc, real-lab, allocator, '
-                            'random-hosts, wide-hosts, agentless)')
+                            'random-hosts, wide-hosts, agentless, '
+                            'forged-claims)')
     which.add_argument('--scenario-file', help='a scenario in YAML or JSON')
     sim.add_argument('--seeds', type=_seeds, default=None,
-                     help='random-hosts, wide-hosts and agentless only: '
-                          'the random hosts to draw, e.g. 61-160 or 3,7,12 '
-                          '(default: random-hosts and wide-hosts 1-20, '
+                     help='random-hosts, wide-hosts, agentless and '
+                          'forged-claims only: the random hosts to draw, '
+                          'e.g. 61-160 or 3,7,12 (default: random-hosts, '
+                          'wide-hosts and forged-claims 1-20, '
                           'agentless its built-in points); hosts no one '
                           'tuned the policy on')
     sim.add_argument('--strategies', type=_strategies, default=None,
