@@ -183,13 +183,7 @@ def _guest(g, index, spec):
         out['base_mb'] = _number(g, 'base_mb', what, None, 64, True)
     out['shared_mb'] = _number(g, 'shared_mb', what, 0, 0, True)
     out['seed'] = _number(g, 'seed', what, index + 1, 0, True)
-    out['agent'] = g.get('agent', True)
-    if not isinstance(out['agent'], bool):
-        raise ScenarioError('%s: agent must be true or false' % what)
-    out['claims'] = g.get('claims', host_mod.HONEST)
-    if out['claims'] not in host_mod.CLAIMS:
-        raise ScenarioError('%s: claims must be one of %s'
-                            % (what, ', '.join(host_mod.CLAIMS)))
+    out.update(_reporting(g, what))
     phases = g.get('phases')
     if not isinstance(phases, list) or not phases:
         raise ScenarioError('%s: phases must be a non-empty list' % what)
@@ -223,6 +217,17 @@ def _guest(g, index, spec):
             raise ScenarioError('%s: %s' % (pw, exc))
         out['phases'].append(phase)
     return out
+
+
+def _reporting(g, what):
+    """How guest ``g`` reports: its agent, and its claims (host.CLAIMS)."""
+    agent, claims = g.get('agent', True), g.get('claims', host_mod.HONEST)
+    if not isinstance(agent, bool):
+        raise ScenarioError('%s: agent must be true or false' % what)
+    if claims not in host_mod.CLAIMS:
+        raise ScenarioError('%s: claims must be one of %s'
+                            % (what, ', '.join(host_mod.CLAIMS)))
+    return {'agent': agent, 'claims': claims}
 
 
 def _phase(p, block_kb):
