@@ -417,13 +417,9 @@ def loss_belied(guest, seen, segments):
     thrashing at 1,920 MiB, every refault activated, read as much at five
     smaller sizes.)
     """
-    if not seen or seen[0].size_mb != guest.actual_mb:
-        return None
-    here = seen[0]
     length, density = segments[0]
-    nearest = _belying_step(guest, seen, lambda x: density * min(
-        here.size_mb - x.size_mb, length))
-    return None if nearest is None else nearest.slope_to(here)
+    return _belied_slope(guest, seen, lambda step_mb: density * min(
+        step_mb, length))
 
 
 def activations_belied(guest, seen, activate_mb_s):
@@ -436,12 +432,23 @@ def activations_belied(guest, seen, activate_mb_s):
     of that, give or take the noise, belies them: its slope (MiB/s per
     MiB). None where it does not, or nothing was measured at this size.
     """
-    if not seen or abs(seen[0].size_mb - guest.actual_mb) >= 1:
+    active_mb = max(guest.sample.active_file_mb, 1.0)
+    return _belied_slope(guest, seen, lambda step_mb: activate_mb_s * min(
+        1.0, step_mb / active_mb))
+
+
+def _belied_slope(guest, seen, promised):
+    """The slope of the step below seen[0] that belies a promise, or None.
+
+    ``promised(MiB)``: the MiB/s the counters promise a step that large
+    up to seen[0] saves (:func:`_belying_step`). None where nothing was
+    measured at the guest's size.
+    """
+    if not seen or seen[0].size_mb != guest.actual_mb:
         return None
     here = seen[0]
-    active_mb = max(guest.sample.active_file_mb, 1.0)
-    nearest = _belying_step(guest, seen, lambda x: activate_mb_s * min(
-        1.0, (here.size_mb - x.size_mb) / active_mb))
+    nearest = _belying_step(guest, seen, lambda x: promised(
+        here.size_mb - x.size_mb))
     return None if nearest is None else nearest.slope_to(here)
 
 
