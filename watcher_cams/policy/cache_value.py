@@ -117,6 +117,8 @@ class ValueCurve:
     # A fitted scan's memory traded below its cliff: (the cliff, MiB/s it
     # reads below it), until it holds it again (cliff_trade.remembered).
     traded: tuple = None
+    # The full window a run of grows is audited from (grow_check.full_base).
+    full_base: mrc.Seen = None
 
     @property
     def held_from_mb(self):
@@ -306,9 +308,12 @@ def value_curve(guest, cfg, params):
         (segments, filling, resized, quiet, free_mb), past)
     resumed = mrc.resumed_from(guest, idle, seen)
     reach = first_reuse.tracked(past.reach, guest, r, disk)
-    clean = idle is None and not filling and not resized
+    base = grow_check.full_base(guest, segments, (disk, resized, free_mb),
+                                cfg, params)
+    seen, clean = _measuring(guest, cfg, seen, (
+        disk, resized, free_mb, filling, idle), base)
     seen, segments, measured_mb = mrc.measured_since(
-        guest, r, segments, seen, (disk, refault), params,
+        guest, r, segments, seen, (disk, refault, activate), params,
         resumed) if clean else (seen, segments, 0.0)
     loss = _loss_fields(guest, (seen, segments, clean), inactive_hits)
     if not measured_mb:
@@ -322,12 +327,31 @@ def value_curve(guest, cfg, params):
         dormant=past.dormant, resumed_from=resumed, priced_below=released > 0,
         refault_mb_s=refault, activate_mb_s=activate, quiet=quiet,
         activated_base=past.activated_base, phase_at=past.phase_at,
-        traded=cliff_trade.remembered(guest, disk),
+        traded=cliff_trade.remembered(guest, disk), full_base=base,
         **_rest_fields(guest, quiet, params),
         **_given_back_fields(guest, disk, quiet, params), **_cache_fields(
             guest, (cfg, params), r, (disk, filling, free_mb, reach),
             max(unread, donation.step_mb(guest, cfg, free_mb)
                 if quiet else 0.0)))
+
+
+def _measuring(guest, cfg, seen, window, base):
+    """(seen, whether this window measures the guest).
+
+    A clean window does: no resize in it, its cache not filling, the guest
+    not idle. So does one whose full memory belies the counters that grew
+    it (grow_check.fill_belies, with ``base``), made with what that
+    returns. ``window``: (disk reads in MiB/s, cache_window's resized,
+    free MiB, whether its cache fills, when it went idle or None).
+    """
+    disk, resized, free_mb, filling, idle = window
+    if idle is not None:
+        return seen, False
+    if not filling and not resized:
+        return seen, True
+    audited = grow_check.fill_belies(guest, seen, (disk, resized, free_mb),
+                                     cfg, base)
+    return (seen, False) if audited is None else (audited, True)
 
 
 def _what_it_gives(guest, conf, rates, window, past):
@@ -354,7 +378,8 @@ def _what_it_gives(guest, conf, rates, window, past):
                                   (disk, r.pgactivate_s), past))
     donate = donation.donatable_mb(
         guest, cfg, params, (fill_mb, filling, quiet),
-        (segments, max(released, unread)), free_mb)
+        (segments, max(released, unread), donation.stall_belied(
+            guest, past.seen, None if resized else disk, params)), free_mb)
     return donate, released, unread
 
 

@@ -48,7 +48,8 @@ def donatable_mb(guest, cfg, params, fill, curve, free_mb):
 
     ``fill``: (MiB its reads will fill soon, whether the cache is
     filling, whether mrc.cpu_idle() calls it idle); ``curve``: (its
-    refault segments, MiB :func:`measured_down_to` releases). The
+    refault segments, MiB :func:`measured_down_to` releases, whether
+    :func:`stall_belied`). The
     active list is
     kept when it is the knee of the curve (see
     :func:`active_list_is_a_knee`). While the cache fills, nothing was
@@ -60,7 +61,7 @@ def donatable_mb(guest, cfg, params, fill, curve, free_mb):
     stalled on memory (PSI) gives nothing.
     """
     fill_mb, filling, quiet = fill
-    segments, released = curve
+    segments, released, stall_belied = curve
     active = 0
     if active_list_is_a_knee(segments):
         active = guest.sample.active_file_mb
@@ -70,9 +71,31 @@ def donatable_mb(guest, cfg, params, fill, curve, free_mb):
     donate = max(donate, released)
     if quiet:
         donate = max(donate, step_mb(guest, cfg, free_mb))
-    if stalled_on_memory(guest, params):
+    if stalled_on_memory(guest, params) and not stall_belied:
         donate = 0
     return donate
+
+
+def stall_belied(guest, seen, disk_mb_s, params):
+    """Whether the host measured what the guest's stall claims it loses.
+
+    PSI is the guest's claim that it waits on memory. Its used memory is
+    kept anyway (:func:`kept_mb`); what a stall protects beyond it is its
+    cache, which is worth the reads it saves, and swap-ins are reads the
+    host counts too. Where the host measured the guest a granule or more
+    smaller reading no more than now (``seen``; ``disk_mb_s``, None while
+    a resize blurs it), give or take mrc.NOISE_SHARE, the memory in
+    between saved nothing, stall or not (forged-claims point seed-7: a
+    stream that forged PSI 100 held 1,408 MiB at 4.0 MiB/s, as much as it
+    read at 448, beside a neighbour reading 5.7 MiB/s at 384 MiB).
+    """
+    if disk_mb_s is None:
+        return False
+    return any((x.size_mb <= guest.actual_mb - params.granule_mb
+                and x.disk_mb_s <= (1 + mrc.NOISE_SHARE) * disk_mb_s)
+               or (x.size_mb >= guest.actual_mb + mrc.EMPIRICAL_REACH_MB
+                   and x.disk_mb_s >= (1 - mrc.NOISE_SHARE) * disk_mb_s)
+               for x in seen)
 
 
 def unread_active_mb(guest, cfg, params, rates, past):

@@ -20,6 +20,7 @@ the grow to check (``grown_from``: [MiB, MiB/s]).
 
 import math
 
+from watcher_cams.policy import cache_window
 from watcher_cams.policy import mrc
 
 
@@ -107,3 +108,92 @@ def undone_mb(guest):
     """
     back_mb = mrc.state_mb(guest, UNDONE_KEY)
     return back_mb if back_mb == guest.actual_mb else None
+
+
+# Policy state: the reads of a full window at the size a run of grows
+# began from (an mrc.Seen as a list), for fill_belies.
+BASE_KEY = 'full_at'
+
+
+def full_base(guest, segments, window, cfg, params):
+    """The full window grows are audited from (an mrc.Seen), or None.
+
+    A window not resized whose memory is all taken (free no more than the
+    floor's margin) measures the guest's reads at its size, even while
+    its cache still grows: a tenant grown from its first fill on leaves
+    no clean window (forged-claims point seed-9). The one kept stays while
+    the guest is no smaller, for ``memory_s``, renewed at its own size.
+    ``window``: (disk reads in MiB/s, cache_window's resized, free MiB).
+    """
+    disk_mb_s, resized, free_mb = window
+    now = guest.sample.timestamp
+    kept = mrc.Seen.from_list(mrc.state_entry(guest, BASE_KEY))
+    if kept is not None and not (
+            kept.size_mb < guest.actual_mb and kept.timestamp <= now
+            and now - kept.timestamp <= params.memory_s):
+        kept = None
+    if kept is not None or resized or free_mb > cfg.floor_margin_mb:
+        return kept
+    length, density = segments[0]
+    return mrc.Seen(guest.actual_mb, density, length, now, disk_mb_s)
+
+
+def fill_belies(guest, seen, window, cfg, base):
+    """The measurements a grown guest's full memory belies, or None.
+
+    At each size it was measured, its counters priced the memory above
+    (a measurement's density over its length: the activations, refaults
+    the next active list's worth saves). A guest grown every cycle is
+    never measured again (every window holds a resize or a filling
+    cache), and a tenant that forges its counters keeps growing so
+    (forged-claims point seed-7: a stream grew from 1,216 to 2,112 MiB in
+    seven cycles, reading 4.0 MiB/s at every size). Once its memory is
+    all taken (free no more than the floor's margin: the cache holds what
+    it was grown by), the step from the size it was last measured at
+    below (``seen``, or ``base``: :func:`full_base`) has been measured
+    too. Where that was far enough below and promised enough
+    (:func:`_promised_over`), and the step saved less than half of it
+    (mrc.promise_belied), this window is a measurement, made with
+    ``seen`` and the base. Not a window whose reads rose past
+    mrc.PHASE_SHARE: a new workload. Nor a nearer step: a scan short of
+    its cliff saves nothing until it fits (wide host 453: a scan grown
+    1,856 MiB whose refaults began to activate only on the way). Nor an
+    older foot than the last measurement below (wide host 417: a reader
+    measured at 1,536 MiB 38 minutes before, and at larger sizes since).
+    ``window``: (disk reads in MiB/s, cache_window's resized, free MiB).
+    """
+    disk_mb_s, resized, free_mb = window
+    last = cache_window.last_balloon_change(guest)
+    if (resized < 0 or last is None or last[1] < 0
+            or free_mb > cfg.floor_margin_mb):
+        return None
+    sizes = {x.size_mb for x in seen}
+    below = tuple(seen) + ((base,) if base is not None
+                           and base.size_mb not in sizes else ())
+    foot = max((x for x in below if x.size_mb < guest.actual_mb),
+               key=lambda x: x.timestamp, default=None)
+    if foot is None or not _promised_over(foot, guest.actual_mb) or (
+            disk_mb_s > (1 + mrc.PHASE_SHARE) * foot.disk_mb_s):
+        return None
+    here = mrc.Seen(guest.actual_mb, 0.0, 0.0, guest.sample.timestamp,
+                    disk_mb_s)
+    if not mrc.promise_belied(guest, (here, foot)):
+        return None
+    return below
+
+
+def _promised_over(foot, size_mb):
+    """Whether the counters at ``foot`` promised most of its reads by now.
+
+    Their first segment (its ``length_mb``, the active list) is what
+    activations promise; a step of mrc.ACTIVE_REACH_LISTS of it (and
+    mrc.EMPIRICAL_REACH_MB) up to ``size_mb`` is past every refault they
+    counted. At least 1/mrc.WITNESS_SLACK of the reads there: a smaller
+    promise is within the noise of a window that still refills (wide host
+    81: a scan short of its cliff promised 0.6 of 2.7 MiB/s).
+    """
+    step_mb = size_mb - foot.size_mb
+    return (step_mb >= max(mrc.EMPIRICAL_REACH_MB,
+                           mrc.ACTIVE_REACH_LISTS * foot.length_mb)
+            and foot.density * foot.length_mb
+            >= foot.disk_mb_s / mrc.WITNESS_SLACK)

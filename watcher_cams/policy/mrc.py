@@ -60,6 +60,12 @@ IDLE_MB_S = 0.001
 # Reads at a size measured before that moved by more than this share are
 # of another workload (see of_this_phase).
 PHASE_SHARE = 0.5
+# Active lists' worth of memory within which an activated refault's page
+# was evicted: the kernel activates a refault whose distance is within
+# its workingset, the active list and a little more (mm/workingset.c). A
+# scan short of its cliff saves nothing until it fits (random host 145:
+# a 3.6 GiB scan, every refault activated, one active list short).
+ACTIVE_REACH_LISTS = 2
 # Standard errors by which one window's reads at a measured size show a
 # new workload (see _moved_off): one window in ~16,000 by chance.
 PHASE_SIGMAS = 4.0
@@ -301,12 +307,12 @@ def resumed_from(guest, idle, seen):
 def measured(guest, r, segments, seen, reads, params):
     """(seen, segments, MiB host-measured) after a clean window.
 
-    ``reads``: (disk, refaults) in MiB/s. Averaged with the earlier ones
-    at this size, it is this guest's value from now on; where the guest
-    was measured larger, its own disk reads there price the memory in
-    between (:func:`_priced_by_disk_reads`).
+    ``reads``: (disk, refaults, activations) in MiB/s. Averaged with the
+    earlier ones at this size, it is this guest's value from now on; where
+    the guest was measured larger, its own disk reads there price the
+    memory in between (:func:`_priced_by_disk_reads`).
     """
-    disk, refault = reads
+    disk, refault, activate = reads
     length, density = segments[0]
     seen = with_seen(seen, Seen(guest.actual_mb, density, length,
                                 guest.sample.timestamp, disk,
@@ -316,7 +322,8 @@ def measured(guest, r, segments, seen, reads, params):
     segments = ((length, mean),) + tuple(
         (rest, min(slope, mean)) for rest, slope in segments[1:])
     seen, segments = _capped_by_step_below(guest, segments, seen)
-    return (seen,) + _priced_by_disk_reads(guest, segments, seen, refault)
+    return (seen,) + _priced_by_disk_reads(guest, segments, seen,
+                                           (refault, activate))
 
 
 def measured_since(guest, r, segments, seen, reads, params, resumed):
@@ -435,6 +442,18 @@ def activations_belied(guest, seen, activate_mb_s):
     active_mb = max(guest.sample.active_file_mb, 1.0)
     return _belied_slope(guest, seen, lambda step_mb: activate_mb_s * min(
         1.0, step_mb / active_mb))
+
+
+def promise_belied(guest, seen):
+    """Whether a step up to seen[0] belies what was promised at its foot.
+
+    At each smaller measured size the counters valued the memory above
+    it (its ``density`` over its ``length_mb``); as
+    :func:`_capped_by_step_below` weighs it (:func:`_belying_step`).
+    """
+    here = seen[0]
+    return _belying_step(guest, seen, lambda x: x.density * min(
+        here.size_mb - x.size_mb, x.length_mb)) is not None
 
 
 def _belied_slope(guest, seen, promised):
@@ -582,7 +601,7 @@ def _larger_pricing(guest, seen, refault_mb_s):
                            guest.sample.file_lru_mb)]
 
 
-def _priced_by_disk_reads(guest, segments, seen, refault_mb_s):
+def _priced_by_disk_reads(guest, segments, seen, refaults):
     """(segments, MiB of them host-measured) after larger measured sizes.
 
     The nearest larger measurement this window's refaults bear out, not
@@ -595,7 +614,9 @@ def _priced_by_disk_reads(guest, segments, seen, refault_mb_s):
     unless the host counted enough read requests to tell (NEAR_SIGMAS): a
     step that cost a guest reads then prices growing back over that step,
     not averaged over a larger one that saved little more.
+    ``refaults``: (refaults, activations) in MiB/s.
     """
+    refault_mb_s, activate_mb_s = refaults
     above = _larger_pricing(guest, seen, refault_mb_s)
     if not above:
         return segments, 0.0
@@ -607,14 +628,13 @@ def _priced_by_disk_reads(guest, segments, seen, refault_mb_s):
     # lies beyond the larger size but within the shadow entries' reach (a
     # scan that fits only in more memory: a flat step, then a cliff).
     # Spread over all of that reach, at most what the guest still reads,
-    # and only when they are more than the disk rates' noise.
-    left = min(nearest.disk_mb_s,
-               sum(length * density for length, density in segments)
-               - slope * step)
-    # Larger sizes measured reading as much put that reuse beyond them.
+    # and only when they are more than the disk rates' noise. Larger
+    # sizes measured reading as much put that reuse beyond them.
     flat = max((x for x in above if x.disk_mb_s
                 >= (1 - NOISE_SHARE) * nearest.disk_mb_s),
                key=lambda x: x.size_mb)
+    left = min(nearest.disk_mb_s, _unexplained(
+        guest, segments, slope * step, (flat, activate_mb_s)))
     spread = (guest.actual_mb + SHADOW_REACH * guest.sample.file_lru_mb
               - flat.size_mb)
     measured_mb = step
@@ -626,6 +646,26 @@ def _priced_by_disk_reads(guest, segments, seen, refault_mb_s):
                        nearest.slope_to(flat)),) + beyond
         measured_mb += flat.size_mb - nearest.size_mb + spread
     return ((step, slope),) + beyond, measured_mb
+
+
+def _unexplained(guest, segments, explained_mb_s, flat):
+    """MiB/s of refaults a measured step up did not explain.
+
+    What ``segments`` sum to less ``explained_mb_s``; ``flat``: (the
+    largest size measured reading as much, activations in MiB/s). Not
+    the activations where that size is beyond their reach
+    (ACTIVE_REACH_LISTS): those lied (forged-claims point seed-8: a
+    stream that forged every read into an activated refault, read as
+    much at 640 and 2,176 MiB, was priced a cliff at its maximum and
+    grown there).
+    """
+    flat_seen, activate_mb_s = flat
+    unexplained = (sum(length * density for length, density in segments)
+                   - explained_mb_s)
+    if flat_seen.size_mb >= guest.actual_mb + (
+            ACTIVE_REACH_LISTS * guest.sample.active_file_mb):
+        unexplained -= activate_mb_s
+    return unexplained
 
 
 def idle_since(guest, seen, disk_mb_s, params):

@@ -386,7 +386,7 @@ def _tie_allowed(taker, donor, amounts_mb, params):
         # uses it now; one that has not filled what it has does not.
         return False
     if _free_outlasts_memory(taker, params) or _measured_flat_above(
-            taker, amounts_mb[0]):
+            taker, amounts_mb[0]) or _active_list_belied(taker):
         return False
     if taker.disk_mb_s / amounts_mb[0] <= threshold:
         # It cannot save more than it reads.
@@ -414,6 +414,28 @@ def _tie_allowed(taker, donor, amounts_mb, params):
                 or donor.fill_density > threshold
                 or gain - donor.fill_density * (1 + params.value_band)
                 <= threshold)
+
+
+def _active_list_belied(taker):
+    """Whether a step an active list long below read as much as here.
+
+    Paper mode's steps follow the active list a guest reports, its
+    tenant's claim (forged-claims point seed-19: a stream that forged a
+    small active list got 1,280 MiB in three ties, reading 4.0 MiB/s at
+    every size). Activations promise that list's worth of memory saves
+    them; where the host measured a step at least that long (and
+    mrc.EMPIRICAL_REACH_MB) below reading as much, give or take
+    mrc.NOISE_SHARE, the claim is belied. Not a shorter step: a scan a
+    little short of its cliff reads as much a little smaller (random host
+    756: 12 MiB short at 2,368 MiB, measured at 5 sizes down to 1,536).
+    """
+    here = taker.here
+    if here is None:
+        return False
+    reach_mb = max(mrc.EMPIRICAL_REACH_MB, here.length_mb)
+    return any(x.size_mb <= here.size_mb - reach_mb
+               and x.disk_mb_s <= (1 + mrc.NOISE_SHARE) * here.disk_mb_s
+               for x in taker.seen)
 
 
 def _free_outlasts_memory(taker, params):
@@ -580,6 +602,8 @@ def _remember(host, curves):
             state[cliff_trade.TRIAL_KEY] = tried
         if c.resumed_from is not None:
             state['resumed_from'] = c.resumed_from
+        if c.full_base is not None:
+            state[grow_check.BASE_KEY] = c.full_base.to_list()
         for key, value in ((rest_hold.STATE_KEY, c.rest_since),
                            (rest_hold.HELD_KEY, c.reread_mb),
                            (rest_hold.RETURNED_KEY, c.returned_at)):

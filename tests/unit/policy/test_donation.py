@@ -51,9 +51,9 @@ class TestKnee(testtools.TestCase):
         g = factory.guest(1, actual_mb=2048, used_mb=256, active_mb=896,
                           inactive_mb=896)
         keeps = donation.donatable_mb(g, CFG, PARAMS, (0.0, False, False),
-                                      (HOT_SET, 0), 0.0)
+                                      (HOT_SET, 0, False), 0.0)
         gives = donation.donatable_mb(g, CFG, PARAMS, (0.0, False, False),
-                                      (SPREAD, 0), 0.0)
+                                      (SPREAD, 0, False), 0.0)
         self.assertEqual(2048 - donation.kept_mb(g, CFG, 896), keeps)
         self.assertEqual(2048 - donation.kept_mb(g, CFG), gives)
 
@@ -66,6 +66,8 @@ class TestStalled(testtools.TestCase):
         self.assertTrue(donation.stalled_on_memory(stalled, PARAMS))
         self.assertFalse(donation.stalled_on_memory(calm, PARAMS))
         self.assertEqual(0, donation.donatable_mb(
-            stalled, CFG, PARAMS, (0.0, False, False), (SPREAD, 0), 0.0))
+            stalled, CFG, PARAMS, (0.0, False, False), (SPREAD, 0, False),
+            0.0))
         self.assertGreater(donation.donatable_mb(
-            calm, CFG, PARAMS, (0.0, False, False), (SPREAD, 0), 0.0), 0)
+            calm, CFG, PARAMS, (0.0, False, False), (SPREAD, 0, False),
+            0.0), 0)
