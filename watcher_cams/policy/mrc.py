@@ -323,7 +323,7 @@ def measured(guest, r, segments, seen, reads, params):
         (rest, min(slope, mean)) for rest, slope in segments[1:])
     seen, segments = _capped_by_step_below(guest, segments, seen)
     return (seen,) + _priced_by_disk_reads(guest, segments, seen,
-                                           (refault, activate))
+                                           (refault, activate), params)
 
 
 def measured_since(guest, r, segments, seen, reads, params, resumed):
@@ -601,7 +601,7 @@ def _larger_pricing(guest, seen, refault_mb_s):
                            guest.sample.file_lru_mb)]
 
 
-def _priced_by_disk_reads(guest, segments, seen, refaults):
+def _priced_by_disk_reads(guest, segments, seen, refaults, params):
     """(segments, MiB of them host-measured) after larger measured sizes.
 
     The nearest larger measurement this window's refaults bear out, not
@@ -614,7 +614,8 @@ def _priced_by_disk_reads(guest, segments, seen, refaults):
     unless the host counted enough read requests to tell (NEAR_SIGMAS): a
     step that cost a guest reads then prices growing back over that step,
     not averaged over a larger one that saved little more.
-    ``refaults``: (refaults, activations) in MiB/s.
+    ``refaults``: (refaults, activations) in MiB/s; ``params``: the
+    UtilityParams (``memory_s``).
     """
     refault_mb_s, activate_mb_s = refaults
     above = _larger_pricing(guest, seen, refault_mb_s)
@@ -634,7 +635,7 @@ def _priced_by_disk_reads(guest, segments, seen, refaults):
                 >= (1 - NOISE_SHARE) * nearest.disk_mb_s),
                key=lambda x: x.size_mb)
     left = min(nearest.disk_mb_s, _unexplained(
-        guest, segments, slope * step, (flat, activate_mb_s)))
+        guest, segments, slope * step, (flat, activate_mb_s), params))
     spread = (guest.actual_mb + SHADOW_REACH * guest.sample.file_lru_mb
               - flat.size_mb)
     measured_mb = step
@@ -648,22 +649,27 @@ def _priced_by_disk_reads(guest, segments, seen, refaults):
     return ((step, slope),) + beyond, measured_mb
 
 
-def _unexplained(guest, segments, explained_mb_s, flat):
+def _unexplained(guest, segments, explained_mb_s, flat, params):
     """MiB/s of refaults a measured step up did not explain.
 
     What ``segments`` sum to less ``explained_mb_s``; ``flat``: (the
     largest size measured reading as much, activations in MiB/s). Not
     the activations where that size is beyond their reach
-    (ACTIVE_REACH_LISTS): those lied (forged-claims point seed-8: a
-    stream that forged every read into an activated refault, read as
-    much at 640 and 2,176 MiB, was priced a cliff at its maximum and
-    grown there).
+    (ACTIVE_REACH_LISTS) and was measured within ``memory_s`` (kept
+    longer, because windows since bore it out, it may be of a workload
+    that changed since: allocator point phase-change, a reader measured
+    at 1,237 MiB 45 minutes before): those lied (forged-claims point
+    seed-8: a stream that forged every read into an activated refault,
+    read as much at 640 and 2,176 MiB, was priced a cliff at its maximum
+    and grown there).
     """
     flat_seen, activate_mb_s = flat
     unexplained = (sum(length * density for length, density in segments)
                    - explained_mb_s)
-    if flat_seen.size_mb >= guest.actual_mb + (
-            ACTIVE_REACH_LISTS * guest.sample.active_file_mb):
+    if (flat_seen.size_mb >= guest.actual_mb + (
+            ACTIVE_REACH_LISTS * guest.sample.active_file_mb)
+            and guest.sample.timestamp - flat_seen.timestamp
+            <= params.memory_s):
         unexplained -= activate_mb_s
     return unexplained
 
