@@ -91,11 +91,11 @@ def stall_belied(guest, seen, disk_mb_s, params):
     """
     if disk_mb_s is None:
         return False
-    return any((x.size_mb <= guest.actual_mb - params.granule_mb
-                and x.disk_mb_s <= (1 + mrc.NOISE_SHARE) * disk_mb_s)
-               or (x.size_mb >= guest.actual_mb + mrc.EMPIRICAL_REACH_MB
-                   and x.disk_mb_s >= (1 - mrc.NOISE_SHARE) * disk_mb_s)
-               for x in seen)
+    return mrc.read_as_much_below(
+        seen, guest.actual_mb, disk_mb_s, params.granule_mb) or any(
+            x.size_mb >= guest.actual_mb + mrc.EMPIRICAL_REACH_MB
+            and x.disk_mb_s >= (1 - mrc.NOISE_SHARE) * disk_mb_s
+            for x in seen)
 
 
 def unread_active_mb(guest, cfg, params, rates, past):

@@ -444,6 +444,18 @@ def activations_belied(guest, seen, activate_mb_s):
         1.0, step_mb / active_mb))
 
 
+def read_as_much_below(seen, size_mb, disk_mb_s, step_mb):
+    """Whether the host measured as many reads further below.
+
+    A measurement in ``seen`` ``step_mb`` or more below ``size_mb`` that
+    read no more than ``disk_mb_s``, give or take NOISE_SHARE of it: the
+    memory in between saved nothing.
+    """
+    return any(x.size_mb <= size_mb - step_mb
+               and x.disk_mb_s <= (1 + NOISE_SHARE) * disk_mb_s
+               for x in seen)
+
+
 def promise_belied(guest, seen):
     """Whether a step up to seen[0] belies what was promised at its foot.
 

@@ -432,10 +432,9 @@ def _active_list_belied(taker):
     here = taker.here
     if here is None:
         return False
-    reach_mb = max(mrc.EMPIRICAL_REACH_MB, here.length_mb)
-    return any(x.size_mb <= here.size_mb - reach_mb
-               and x.disk_mb_s <= (1 + mrc.NOISE_SHARE) * here.disk_mb_s
-               for x in taker.seen)
+    return mrc.read_as_much_below(
+        taker.seen, here.size_mb, here.disk_mb_s,
+        max(mrc.EMPIRICAL_REACH_MB, here.length_mb))
 
 
 def _free_outlasts_memory(taker, params):
