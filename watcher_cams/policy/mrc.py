@@ -398,8 +398,7 @@ def _capped_by_step_below(guest, segments, seen):
     here = seen[0]
     if here.size_mb != guest.actual_mb:
         return seen, segments
-    nearest = _belying_step(guest, seen, lambda x: x.density * min(
-        here.size_mb - x.size_mb, x.length_mb))
+    nearest = _belying_step(guest, seen, _promised_at_foot(here))
     if nearest is None:
         return seen, segments
     slope = nearest.slope_to(here)
@@ -463,9 +462,16 @@ def promise_belied(guest, seen):
     it (its ``density`` over its ``length_mb``); as
     :func:`_capped_by_step_below` weighs it (:func:`_belying_step`).
     """
-    here = seen[0]
-    return _belying_step(guest, seen, lambda x: x.density * min(
-        here.size_mb - x.size_mb, x.length_mb)) is not None
+    return _belying_step(guest, seen, _promised_at_foot(seen[0])) is not None
+
+
+def _promised_at_foot(here):
+    """MiB/s the counters at a smaller measurement promised up to ``here``.
+
+    A function of that measurement: its density over the step, at most
+    its length (the segment its counters priced).
+    """
+    return lambda x: x.density * min(here.size_mb - x.size_mb, x.length_mb)
 
 
 def _belied_slope(guest, seen, promised):
