@@ -119,6 +119,9 @@ class ValueCurve:
     traded: tuple = None
     # The full window a run of grows is audited from (grow_check.full_base).
     full_base: mrc.Seen = None
+    # This window measured a step from a smaller size that saved less than
+    # half what its counters promised there (grow_check.step_belies).
+    counters_belied: bool = False
 
     @property
     def held_from_mb(self):
@@ -310,7 +313,7 @@ def value_curve(guest, cfg, params):
     reach = first_reuse.tracked(past.reach, guest, r, disk)
     base = grow_check.full_base(guest, segments, (disk, resized, free_mb),
                                 cfg, params)
-    seen, clean = _measuring(guest, cfg, seen, (
+    seen, clean, belied = _measuring(guest, cfg, seen, (
         disk, resized, free_mb, filling, idle), base)
     seen, segments, measured_mb = mrc.measured_since(
         guest, r, segments, seen, (disk, refault, activate), params,
@@ -328,6 +331,7 @@ def value_curve(guest, cfg, params):
         refault_mb_s=refault, activate_mb_s=activate, quiet=quiet,
         activated_base=past.activated_base, phase_at=past.phase_at,
         traded=cliff_trade.remembered(guest, disk), full_base=base,
+        counters_belied=belied,
         **_rest_fields(guest, quiet, params),
         **_given_back_fields(guest, disk, quiet, params), **_cache_fields(
             guest, (cfg, params), r, (disk, filling, free_mb, reach),
@@ -336,22 +340,25 @@ def value_curve(guest, cfg, params):
 
 
 def _measuring(guest, cfg, seen, window, base):
-    """(seen, whether this window measures the guest).
+    """(seen, whether the window measures the guest, whether it belies).
 
-    A clean window does: no resize in it, its cache not filling, the guest
-    not idle. So does one whose full memory belies the counters that grew
-    it (grow_check.fill_belies, with ``base``), made with what that
-    returns. ``window``: (disk reads in MiB/s, cache_window's resized,
-    free MiB, whether its cache fills, when it went idle or None).
+    A clean window measures it: no resize in it, its cache not filling,
+    the guest not idle. So does one whose full memory belies the counters
+    that grew it (grow_check.fill_belies, with ``base``), made with what
+    that returns. Either belies the counters where the step from the last
+    smaller measurement saved less than half what they promised there
+    (grow_check.step_belies). ``window``: (disk reads in MiB/s,
+    cache_window's resized, free MiB, whether its cache fills, when it
+    went idle or None).
     """
     disk, resized, free_mb, filling, idle = window
     if idle is not None:
-        return seen, False
+        return seen, False, False
     if not filling and not resized:
-        return seen, True
+        return seen, True, grow_check.step_belies(guest, seen, disk)
     audited = grow_check.fill_belies(guest, seen, (disk, resized, free_mb),
                                      cfg, base)
-    return (seen, False) if audited is None else (audited, True)
+    return (seen, False, False) if audited is None else (audited, True, True)
 
 
 def _what_it_gives(guest, conf, rates, window, past):

@@ -170,16 +170,26 @@ def fill_belies(guest, seen, window, cfg, base):
     sizes = {x.size_mb for x in seen}
     below = tuple(seen) + ((base,) if base is not None
                            and base.size_mb not in sizes else ())
-    foot = max((x for x in below if x.size_mb < guest.actual_mb),
+    return below if step_belies(guest, below, disk_mb_s) else None
+
+
+def step_belies(guest, seen, disk_mb_s):
+    """Whether the step from the last smaller measurement belies it.
+
+    The foot: of ``seen``, the latest measured below the guest's size.
+    Far enough below and promising enough (:func:`_promised_over`), with
+    reads now (``disk_mb_s``) not risen past mrc.PHASE_SHARE of the
+    foot's (a new workload), and saving less than half the promise
+    (mrc.promise_belied).
+    """
+    foot = max((x for x in seen if x.size_mb < guest.actual_mb),
                key=lambda x: x.timestamp, default=None)
     if foot is None or not _promised_over(foot, guest.actual_mb) or (
             disk_mb_s > (1 + mrc.PHASE_SHARE) * foot.disk_mb_s):
-        return None
+        return False
     here = mrc.Seen(guest.actual_mb, 0.0, 0.0, guest.sample.timestamp,
                     disk_mb_s)
-    if not mrc.promise_belied(guest, (here, foot)):
-        return None
-    return below
+    return mrc.promise_belied(guest, (here, foot))
 
 
 def _promised_over(foot, size_mb):

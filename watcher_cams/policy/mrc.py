@@ -450,9 +450,17 @@ def read_as_much_below(seen, size_mb, disk_mb_s, step_mb):
     read no more than ``disk_mb_s``, give or take NOISE_SHARE of it: the
     memory in between saved nothing.
     """
-    return any(x.size_mb <= size_mb - step_mb
-               and x.disk_mb_s <= (1 + NOISE_SHARE) * disk_mb_s
-               for x in seen)
+    return any(mb <= size_mb - step_mb
+               for mb in sizes_reading_as_much(seen, size_mb, disk_mb_s))
+
+
+def sizes_reading_as_much(seen, size_mb, disk_mb_s):
+    """The sizes in ``seen`` below ``size_mb`` that read no more.
+
+    No more than ``disk_mb_s``, give or take NOISE_SHARE of it.
+    """
+    return [x.size_mb for x in seen if x.size_mb < size_mb
+            and x.disk_mb_s <= (1 + NOISE_SHARE) * disk_mb_s]
 
 
 def promise_belied(guest, seen):

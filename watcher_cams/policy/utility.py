@@ -53,6 +53,7 @@ from watcher_cams.policy import cache_window
 from watcher_cams.policy import cams
 from watcher_cams.policy import cliff_probe
 from watcher_cams.policy import cliff_trade
+from watcher_cams.policy import distrust
 from watcher_cams.policy import donation
 from watcher_cams.policy import exchange
 from watcher_cams.policy import fill_curve
@@ -346,12 +347,14 @@ def _tie_break(host, cfg, params, curves):
     """CAMS's steps where the refault values do not say otherwise."""
     # Paper mode's own steps; where those no longer fit (the last granules
     # above a floor), the same pace in granules.
-    steps = cams.plan(host, cfg, cams.CamsParams())
+    # What the host belied of a guest's active list counts for nothing.
+    believed = distrust.believed(host, params)
+    steps = cams.plan(believed, cfg, cams.CamsParams())
     if not steps.moves:
         paper = cams.CamsParams()
         granules = max(1, paper.step_mb * paper.max_steps
                        // params.granule_mb)
-        steps = cams.plan(host, cfg, cams.CamsParams(
+        steps = cams.plan(believed, cfg, cams.CamsParams(
             pages_per_step=params.granule_mb, page_mb=1,
             max_steps=granules))
     takers = [m for m in steps.moves if m.target_mb > m.current_mb]
@@ -491,19 +494,26 @@ def _filling_what_it_was_given(curve):
             and curve.last_resize is not None and curve.last_resize[1] > 0)
 
 
-def _grown_worse(host, cfg, curves):
-    """{uuid: MiB} for guests that read more since this policy grew them.
+def _given_back(host, cfg, params, curves):
+    """{uuid: (MiB, reason)} for guests that give back, taker or not.
 
-    The memory cost them reads (grow_check): they give it back, whether
-    or not a taker wants it, down to no lower than their floor (a guest
-    already at it gives nothing).
+    Those that read more since this policy grew them: the memory cost
+    them reads (grow_check). And those whose counters the host belied,
+    measured reading as much smaller (distrust.paid_for_nothing). Down to
+    no lower than their floor (a guest already at it gives nothing).
     """
-    targets = {u: max(c.reads_less_at, donation.kept_mb(host.guest(u),
-                                                        cfg))
-               for u, c in sorted(curves.items())
-               if c.reads_less_at is not None}
-    return {u: mb for u, mb in targets.items()
-            if mb < host.guest(u).actual_mb}
+    worse = {u: max(c.reads_less_at, donation.kept_mb(host.guest(u), cfg))
+             for u, c in sorted(curves.items())
+             if c.reads_less_at is not None}
+    out = {u: (mb, 'read less at %d MiB than since it grew, gives back to '
+               'there' % mb)
+           for u, mb in worse.items() if mb < host.guest(u).actual_mb}
+    for u, mb in distrust.paid_for_nothing(host, cfg, curves,
+                                           params).items():
+        if mb < out.get(u, (host.guest(u).actual_mb,))[0]:
+            out[u] = (mb, 'read as much at %d MiB, its counters belied, '
+                      'gives back to there' % mb)
+    return out
 
 
 def _traded(host, cfg, params, market, states):
@@ -545,12 +555,12 @@ def _signal(uuid, measured):
     return HOST_MEASURED if uuid in measured else GUEST_REPORTED
 
 
-def _proposals(host, curves, moved, grown_worse):
+def _proposals(host, curves, moved, given_back):
     """{uuid: (target MiB, reason)} for guards.finalize.
 
     ``moved``: ({uuid: MiB}, the uuids host-measured reads priced or None
     for a probe's, what the reasons add: a trade's terms, or '');
-    ``grown_worse``: as :func:`_grown_worse` returns.
+    ``given_back``: as :func:`_given_back` returns.
     """
     delta, measured, note = moved
     proposals = {}
@@ -562,15 +572,14 @@ def _proposals(host, curves, moved, grown_worse):
                 'utility (%s): value %.3f MiB/s per GiB, %s %d MiB%s'
                 % (_signal(uuid, measured), density,
                    'gets' if d > 0 else 'gives', abs(d), note))
-    for uuid, target in grown_worse.items():
+    for uuid, (target, why) in given_back.items():
         current = proposals.get(uuid, (host.guest(uuid).actual_mb,))[0]
-        proposals[uuid] = (min(current, target), (
-            'utility (%s): read less at %d MiB than since it grew, '
-            'gives back to there' % (HOST_MEASURED, target)))
+        proposals[uuid] = (min(current, target),
+                           'utility (%s): %s' % (HOST_MEASURED, why))
     return proposals
 
 
-def _remember(host, curves):
+def _remember(host, curves, params):
     """Policy state: measurements (this cycle's too), size, last resize."""
     states = {}
     for uuid, c in curves.items():
@@ -584,6 +593,7 @@ def _remember(host, curves):
         if c.activated_base is not None:
             state[stale_active.BASE_KEY] = c.activated_base
         given_back.remember(state, c)
+        distrust.remember(state, c, host.guest(uuid), params)
         grow_check.remember_undone(state, c, host.guest(uuid))
         if isinstance(c, host_only.HostOnlyCurve):
             fill_curve.remember(state, c.fill)
@@ -618,6 +628,22 @@ def _remember(host, curves):
     return states
 
 
+def _explored(host, cfg, params, curves, rooms):
+    """The first probe's or tie's plan, or None.
+
+    None of them grows a guest whose counters the host belied
+    (distrust.held): each follows what those counters say.
+    """
+    for explore in (flat_search.search, probes.probe,
+                    stream_probe.stream_probe, cliff_probe.cliff_probe,
+                    lambda *a: _tie_break(*a[:4]), wide_probes.wide_probe):
+        found = explore(host, cfg, params, curves, rooms)
+        if found is not None and not distrust.grows_held(host, found,
+                                                         params):
+            return found
+    return None
+
+
 def plan(host: model.HostView, cfg: guards.GuardConfig,
          params: UtilityParams = UtilityParams()) -> model.Plan:
     curves = {}
@@ -625,30 +651,26 @@ def plan(host: model.HostView, cfg: guards.GuardConfig,
         curve = value_curve(g, cfg, params)
         if curve is not None:
             curves[g.uuid] = curve
-    states = _remember(host, curves)
+    states = _remember(host, curves, params)
     # Pricing scans' cliffs leaves what decides these rooms as it was.
-    up = _up_rooms(host, cfg, curves, params.granule_mb)
+    up = distrust.measured_rooms(host, curves, _up_rooms(
+        host, cfg, curves, params.granule_mb), params)
     curves = scan_cliffs.weighed(host, cfg, params, scan_cliffs.priced(
         host, cfg, params, _on_the_way(host, cfg, curves)), up)
     delta, saved, measured = _moves(host, cfg, params, curves, up)
-    grown_worse, note = _grown_worse(host, cfg, curves), ''
-    if not any(delta.values()) and not grown_worse:
+    given_back, note = _given_back(host, cfg, params, curves), ''
+    if not any(delta.values()) and not given_back:
         delta, saved, measured, note = _traded(
             host, cfg, params, (curves, up), states) or (
                 delta, saved, measured, note)
-    if not any(delta.values()) and not grown_worse:
-        rooms = _donor_rooms(host, cfg, curves, up)
-        other = (flat_search.search(host, cfg, params, curves, rooms)
-                 or probes.probe(host, cfg, params, curves, rooms)
-                 or stream_probe.stream_probe(host, cfg, params, curves, rooms)
-                 or cliff_probe.cliff_probe(host, cfg, params, curves, rooms)
-                 or _tie_break(host, cfg, params, curves)
-                 or wide_probes.wide_probe(host, cfg, params, curves, rooms))
+    if not any(delta.values()) and not given_back:
+        other = _explored(host, cfg, params, curves,
+                          _donor_rooms(host, cfg, curves, up))
         if other is not None:
             other.policy_state = states
             return other
     proposals = _proposals(host, curves, (delta, measured, note),
-                           grown_worse)
+                           given_back)
     result = model.Plan(host.name, moves=guards.finalize(host, proposals, cfg))
     result.predicted_reads_avoided_mb_s = max(0.0, saved)
     result.policy_state = states

@@ -1,0 +1,159 @@
+"""A guest whose counters the host belied takes only what the host priced."""
+
+import testtools
+
+from tests.unit import factory
+from tests.unit.policy.test_forged_counters import NOW
+from tests.unit.policy.test_forged_counters import seen
+from watcher_cams.policy import distrust
+from watcher_cams.policy import guards
+from watcher_cams.policy import model
+from watcher_cams.policy import utility
+
+CFG = guards.GuardConfig()
+PARAMS = utility.UtilityParams()
+HOLD_S = PARAMS.memory_s * distrust.HOLD_MEMORIES
+
+
+def stream(n=1, reads_mb_s=8.0, entries=(), belied=None, size_mb=2048):
+    """A stream claiming an active list of 224 MiB (a clean window).
+
+    At ``size_mb``, reading ``reads_mb_s``, every read an activated
+    refault. ``entries``: its measurements; ``belied``: (belied_at, times).
+    """
+    state = {'size_mb': size_mb, 'at': 1000.0, 'confirmed_at': 1000.0,
+             'seen': list(entries)}
+    if belied is not None:
+        state[distrust.AT_KEY], state[distrust.TIMES_KEY] = belied
+    return factory.guest(
+        n, actual_mb=size_mb, active_mb=224,
+        inactive_mb=size_mb - 256 - 224, read_mb_s=reads_mb_s,
+        refault_s=factory.pages_s(reads_mb_s),
+        activate_s=factory.pages_s(reads_mb_s), read_since_boot_mb=40000,
+        policy_state={utility.STATE_KEY: state})
+
+
+def reader(n=2, size_mb=2048):
+    """An honest reader whose counters value more memory a little."""
+    return factory.guest(n, actual_mb=size_mb, read_mb_s=2.0,
+                         refault_s=factory.pages_s(0.5),
+                         activate_s=factory.pages_s(0.5),
+                         read_since_boot_mb=40000)
+
+
+def state_of(plan, guest):
+    return plan.policy_state[guest.uuid][utility.STATE_KEY]
+
+
+class TestBelied(testtools.TestCase):
+    """When the host's reads belie the counters, and for how long."""
+
+    def test_a_step_that_saved_nothing_belies_the_counters(self):
+        # 8 MiB/s at 1536 MiB, where the counters promised all of it over
+        # the next active list, and 8 MiB/s again 512 MiB up.
+        g = stream(entries=[seen(1536, 8.0)])
+        self.assertTrue(utility.value_curve(g, CFG).counters_belied)
+        plan = utility.plan(factory.host([g, reader()]), CFG)
+        self.assertEqual((g.sample.timestamp, 1), tuple(
+            state_of(plan, g)[k]
+            for k in (distrust.AT_KEY, distrust.TIMES_KEY)))
+
+    def test_not_a_step_that_paid_nor_an_empty_promise_nor_a_near_one(self):
+        for g in (stream(reads_mb_s=3.0, entries=[seen(1536, 8.0)]),
+                  stream(entries=[seen(1536, 8.0, per_gib=0.5)]),
+                  stream(entries=[seen(1920, 8.0)]), stream()):
+            self.assertFalse(utility.value_curve(g, CFG).counters_belied)
+            plan = utility.plan(factory.host([g, reader()]), CFG)
+            self.assertNotIn(distrust.AT_KEY, state_of(plan, g))
+
+    def test_a_hold_lasts_longer_each_time(self):
+        now = NOW
+        for times, hold_s in ((1, HOLD_S), (2, 2 * HOLD_S),
+                              (9, HOLD_S * 2 ** distrust.MAX_DOUBLINGS)):
+            inside = stream(belied=(now - hold_s + 60, times))
+            after = stream(belied=(now - hold_s, times))
+            self.assertTrue(distrust.held(inside, PARAMS), times)
+            self.assertFalse(distrust.held(after, PARAMS), times)
+        for junk in ((now - 60, 0), (now - 60, True), ('x', 1),
+                     (now + 60, 1), (now - 60, 1.5)):
+            self.assertFalse(distrust.held(stream(belied=junk), PARAMS),
+                             junk)
+
+    def test_each_spell_counts_once(self):
+        # Belied again while held: the hold runs from now, still one
+        # spell. Belied after it ended: a second.
+        g = stream(entries=[seen(1536, 8.0)], belied=(NOW - 600, 1))
+        plan = utility.plan(factory.host([g, reader()]), CFG)
+        self.assertEqual([g.sample.timestamp, 1], [
+            state_of(plan, g)[k]
+            for k in (distrust.AT_KEY, distrust.TIMES_KEY)])
+        g = stream(entries=[seen(1536, 8.0)], belied=(NOW - HOLD_S, 1))
+        plan = utility.plan(factory.host([g, reader()]), CFG)
+        self.assertEqual(2, state_of(plan, g)[distrust.TIMES_KEY])
+
+
+class TestHeld(testtools.TestCase):
+    """What a held guest may take and what it gives back."""
+
+    def test_it_gives_back_what_the_host_measured_saved_nothing(self):
+        held = stream(entries=[seen(2048, 8.0, at=NOW - 60),
+                               seen(1536, 8.0), seen(1024, 8.2)],
+                      belied=(NOW - 120, 1))
+        plan = utility.plan(factory.host([held, reader()]), CFG)
+        move = next(m for m in plan.moves if m.instance == held.uuid)
+        self.assertEqual(1024, move.target_mb)
+        self.assertIn('its counters belied', move.reason)
+        self.assertIn(utility.HOST_MEASURED, move.reason)
+        # Not a guest that read more smaller, nor one not held.
+        for g in (stream(entries=[seen(2048, 8.0, at=NOW - 60),
+                                  seen(1536, 12.0)],
+                         belied=(NOW - 120, 1)),
+                  stream(entries=[seen(2048, 8.0, at=NOW - 60),
+                                  seen(1920, 8.0)])):
+            curves = {g.uuid: utility.value_curve(g, CFG)}
+            self.assertEqual({}, distrust.paid_for_nothing(
+                factory.host([g]), CFG, curves, PARAMS))
+
+    def test_it_takes_only_what_the_host_measured(self):
+        held = stream(size_mb=1536, entries=[seen(1536, 8.0, at=NOW - 60)],
+                      belied=(NOW - 120, 1))
+        free = stream(size_mb=1536, entries=[seen(1536, 8.0, at=NOW - 60)])
+        donor = reader(size_mb=3072)
+        for g, grows in ((free, True), (held, False)):
+            plan = utility.plan(factory.host([g, donor]), CFG)
+            grown = [m for m in plan.moves
+                     if m.instance == g.uuid and m.target_mb > m.current_mb]
+            self.assertEqual(grows, bool(grown), plan.moves)
+
+    def test_rooms_within_the_host_measured_gain(self):
+        held = stream(size_mb=1536, entries=[seen(1536, 8.0, at=NOW - 60),
+                                             seen(2048, 4.0)],
+                      belied=(NOW - 120, 1))
+        curve = utility.value_curve(held, CFG)
+        self.assertEqual(512, curve.measured_mb)
+        host = factory.host([held])
+        self.assertEqual({held.uuid: 512}, distrust.measured_rooms(
+            host, {held.uuid: curve}, {held.uuid: 2048}, PARAMS))
+        free = stream(size_mb=1536, entries=held.policy_state[
+            utility.STATE_KEY]['seen'])
+        self.assertEqual({free.uuid: 2048}, distrust.measured_rooms(
+            factory.host([free]), {free.uuid: curve}, {free.uuid: 2048},
+            PARAMS))
+
+    def test_no_probe_or_tie_grows_it(self):
+        held = stream(belied=(NOW - 120, 1))
+        host = factory.host([held, reader()])
+        grow = model.Plan(host.name, moves=[model.BalloonMove(
+            host.name, held.uuid, 2048, 2112, 'probe')])
+        self.assertTrue(distrust.grows_held(host, grow, PARAMS))
+        shrink = model.Plan(host.name, moves=[model.BalloonMove(
+            host.name, held.uuid, 2048, 1984, 'probe')])
+        self.assertFalse(distrust.grows_held(host, shrink, PARAMS))
+
+    def test_ties_count_none_of_its_active_list(self):
+        held, honest = stream(belied=(NOW - 120, 1)), reader()
+        host = distrust.believed(factory.host([held, honest]), PARAMS)
+        self.assertEqual((0, 1792), (
+            host.guest(held.uuid).sample.active_file_mb,
+            host.guest(held.uuid).sample.inactive_file_mb))
+        self.assertEqual(honest, host.guest(honest.uuid))

@@ -1,0 +1,141 @@
+"""A guest whose counters the host belied takes only what the host priced.
+
+Everything a guest agent returns is its tenant's claim. The rules in
+:mod:`mrc`, :mod:`grow_check` and :mod:`donation` each cap, at the sizes
+the host measured, a price the counters put on memory; above the largest
+size measured the counters still place the next cliff, and the probes,
+trades and ties still follow them there. A tenant that forges every read
+into an activated refault (forged-claims) so keeps a cliff just above
+wherever it was measured last, and is grown there again each time those
+measurements expire (point seed-1: 768 MiB at 1,560 s, 1,472 at 4,260 s,
+reading 4.0 MiB/s at every size).
+
+So once the host measured a step that saved less than half what the
+counters promised at its foot (ValueCurve's ``counters_belied``:
+grow_check.step_belies, a step of two active lists or more, which an
+honest scan short of its cliff does not promise), the guest is held:
+
+- it grows only where its own host-measured reads priced it, up to the
+  largest size it was measured at (:func:`measured_rooms`); no probe,
+  trade or tie grows it (:func:`grows_held`);
+- it gives back, taker or not, what it got down to the smallest size
+  it was measured reading as much (:func:`paid_for_nothing`);
+- paper mode's steps, which utility's ties follow, count none of its
+  active list (:func:`believed`).
+
+What it gives is otherwise priced as before. The hold lasts
+HOLD_MEMORIES ``memory_s`` from the last window that belied it, twice
+that once it was belied again after a hold ended, and so on up to
+2^MAX_DOUBLINGS times. Honest guests are next to never held (random
+hosts 1-1,400: one, at a cost of 0.15 GiB); a tenant that lies whenever
+it is trusted waits longer each time.
+"""
+
+import dataclasses
+
+from watcher_cams.policy import donation
+from watcher_cams.policy import mrc
+
+# Policy state: when the host last belied the guest's counters (its agent's
+# clock), and in how many spells.
+AT_KEY = 'belied_at'
+TIMES_KEY = 'belied_times'
+# The first hold is this many ``memory_s``, each later one twice the last,
+# at most MAX_DOUBLINGS times.
+HOLD_MEMORIES = 4
+MAX_DOUBLINGS = 3
+
+
+def _times(guest):
+    times = mrc.state_entry(guest, TIMES_KEY)
+    if isinstance(times, bool) or not isinstance(times, int) or times < 1:
+        return 0
+    return times
+
+
+def held(guest, params):
+    """Whether ``guest`` grows only where host-measured reads priced it."""
+    at, times = mrc.state_time(guest, AT_KEY), _times(guest)
+    if at is None or not times:
+        return False
+    hold_s = params.memory_s * HOLD_MEMORIES * 2 ** min(times - 1,
+                                                        MAX_DOUBLINGS)
+    return guest.sample.timestamp - at < hold_s
+
+
+def remember(state, curve, guest, params):
+    """Keep in ``state`` when the host last belied ``guest``'s counters.
+
+    This window's, if ``curve`` was belied: one spell more, unless it
+    was held already.
+    """
+    at, times = mrc.state_time(guest, AT_KEY), _times(guest)
+    if curve.counters_belied:
+        times += 0 if held(guest, params) else 1
+        at = guest.sample.timestamp
+    if at is not None and times:
+        state[AT_KEY], state[TIMES_KEY] = at, times
+
+
+def measured_rooms(host, curves, up, params):
+    """``up`` ({uuid: MiB it may take}), a held guest's as measured.
+
+    Within the part of its curve host-measured reads priced (ValueCurve's
+    ``measured_mb``), up to the largest size it was measured at.
+    """
+    def room(uuid, mb):
+        curve = curves[uuid]
+        if not held(host.guest(uuid), params):
+            return mb
+        top = max((x.size_mb for x in curve.seen), default=0)
+        return max(0, min(mb, top - curve.size_mb, int(curve.measured_mb)))
+    return {u: room(u, mb) for u, mb in up.items()}
+
+
+def grows_held(host, plan, params):
+    """Whether ``plan`` grows a guest :func:`held`."""
+    return any(m.target_mb > m.current_mb
+               and held(host.guest(m.instance), params)
+               for m in plan.moves)
+
+
+def paid_for_nothing(host, cfg, curves, params):
+    """{uuid: MiB} for held guests the host measured as well off smaller.
+
+    Memory a guest got on its counters' word that the host then measured
+    saving nothing: at a smaller size it read no more, within
+    mrc.NOISE_SHARE (the smallest such size it was measured at while it
+    is remembered). It gives that back, whether or not a taker wants it,
+    down to no lower than its floor, as utility's grown-worse guests do.
+    """
+    out = {}
+    for uuid, curve in sorted(curves.items()):
+        guest, here = host.guest(uuid), curve.here
+        if here is None or not held(guest, params):
+            continue
+        flat = mrc.sizes_reading_as_much(curve.seen, here.size_mb,
+                                         here.disk_mb_s)
+        target = max(min(flat, default=here.size_mb),
+                     donation.kept_mb(guest, cfg))
+        if target < guest.actual_mb:
+            out[uuid] = target
+    return out
+
+
+def believed(host, params):
+    """``host``, a held guest's page cache all one inactive list.
+
+    Its active list is what its counters say was hit again, and a step of
+    two of them the host measured saved less than half what they
+    promised: paper mode's cache utilization (cams.utilization), which
+    utility's ties follow, counts none of it.
+    """
+    def view(guest):
+        if guest.sample is None or not held(guest, params):
+            return guest
+        s = guest.sample
+        return dataclasses.replace(guest, sample=dataclasses.replace(
+            s, active_file_kb=0,
+            inactive_file_kb=s.active_file_kb + s.inactive_file_kb))
+    return dataclasses.replace(host, guests=tuple(
+        view(g) for g in host.guests))
