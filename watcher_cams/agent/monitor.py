@@ -24,6 +24,7 @@ from watcher_cams.agent.collectors import ksm as ksm_collector
 from watcher_cams.agent.collectors import process_io
 from watcher_cams.agent.collectors import sharing as sharing_collector
 from watcher_cams.policy import claims
+from watcher_cams.policy import distrust
 from watcher_cams.policy import host_cache
 from watcher_cams.policy import host_io
 from watcher_cams.policy import report as report_format
@@ -188,7 +189,8 @@ class HostMonitor:
         The parser drops a guest's samples when what it says it read
         disagrees with what QEMU read for it (:mod:`policy.claims`); the
         report says so in the guest's ``claims``, as it says when the
-        guest's counters went backwards.
+        guest's counters went backwards, or when utility mode holds a
+        guest whose counters the host's reads belied (:mod:`policy.distrust`).
         """
         for entry in entries:
             guest = view.guest(entry['uuid'])
@@ -200,7 +202,8 @@ class HostMonitor:
             else:
                 why = (guest.problem if guest.problem and
                        guest.problem.startswith(claims.DISAGREE)
-                       else claims.went_backwards(guest))
+                       else claims.went_backwards(guest)
+                       or distrust.flag(guest))
                 if why:
                     entry['claims'] = why
                     problem = why.partition(':')[0]

@@ -32,13 +32,15 @@ it is trusted waits longer each time.
 """
 
 import dataclasses
+import math
 
+from watcher_cams.policy import claims
 from watcher_cams.policy import donation
 from watcher_cams.policy import mrc
 
-# Policy state: when the host last belied the guest's counters (its agent's
-# clock), and in how many spells.
-AT_KEY = 'belied_at'
+# Policy state: until when the guest is held (its agent's clock), and in
+# how many spells the host belied its counters.
+UNTIL_KEY = 'belied_until'
 TIMES_KEY = 'belied_times'
 # The first hold is this many ``memory_s``, each later one twice the last,
 # at most MAX_DOUBLINGS times.
@@ -46,38 +48,51 @@ HOLD_MEMORIES = 4
 MAX_DOUBLINGS = 3
 
 
-def _times(guest):
-    times = mrc.state_entry(guest, TIMES_KEY)
-    if isinstance(times, bool) or not isinstance(times, int) or times < 1:
-        return 0
-    return times
+def _held_until(guest):
+    """(until when it is held, spells), or (None, 0): none, or junk."""
+    state = guest.policy_state.get(mrc.STATE_KEY)
+    state = state if isinstance(state, dict) else {}
+    until, times = state.get(UNTIL_KEY), state.get(TIMES_KEY)
+    if (isinstance(times, bool) or not isinstance(times, int) or times < 1
+            or isinstance(until, bool)
+            or not isinstance(until, (int, float))
+            or not math.isfinite(until)):
+        return None, 0
+    return float(until), times
 
 
-def held(guest, params):
+def held(guest):
     """Whether ``guest`` grows only where host-measured reads priced it."""
-    at, times = mrc.state_time(guest, AT_KEY), _times(guest)
-    if at is None or not times:
-        return False
-    hold_s = params.memory_s * HOLD_MEMORIES * 2 ** min(times - 1,
-                                                        MAX_DOUBLINGS)
-    return guest.sample.timestamp - at < hold_s
+    until = _held_until(guest)[0]
+    return (until is not None and guest.sample is not None
+            and guest.sample.timestamp < until)
 
 
 def remember(state, curve, guest, params):
-    """Keep in ``state`` when the host last belied ``guest``'s counters.
+    """Keep in ``state`` until when ``guest`` is held, and its spells.
 
-    This window's, if ``curve`` was belied: one spell more, unless it
+    From this window, if ``curve`` was belied: one spell more, unless it
     was held already.
     """
-    at, times = mrc.state_time(guest, AT_KEY), _times(guest)
+    until, times = _held_until(guest)
     if curve.counters_belied:
-        times += 0 if held(guest, params) else 1
-        at = guest.sample.timestamp
-    if at is not None and times:
-        state[AT_KEY], state[TIMES_KEY] = at, times
+        times += 0 if held(guest) else 1
+        until = guest.sample.timestamp + params.memory_s * HOLD_MEMORIES * (
+            2 ** min(times - 1, MAX_DOUBLINGS))
+    if until is not None:
+        state[UNTIL_KEY], state[TIMES_KEY] = until, times
 
 
-def measured_rooms(host, curves, up, params):
+def flag(guest):
+    """Why the report flags ``guest`` as held, or None."""
+    if not held(guest):
+        return None
+    return ('%s: a step its counters promised would save reads saved less '
+            'than half of it; it grows only as the host measured until '
+            '%.0f' % (claims.DISAGREE, _held_until(guest)[0]))
+
+
+def measured_rooms(host, curves, up):
     """``up`` ({uuid: MiB it may take}), a held guest's as measured.
 
     Within the part of its curve host-measured reads priced (ValueCurve's
@@ -85,21 +100,21 @@ def measured_rooms(host, curves, up, params):
     """
     def room(uuid, mb):
         curve = curves[uuid]
-        if not held(host.guest(uuid), params):
+        if not held(host.guest(uuid)):
             return mb
         top = max((x.size_mb for x in curve.seen), default=0)
         return max(0, min(mb, top - curve.size_mb, int(curve.measured_mb)))
     return {u: room(u, mb) for u, mb in up.items()}
 
 
-def grows_held(host, plan, params):
+def grows_held(host, plan):
     """Whether ``plan`` grows a guest :func:`held`."""
     return any(m.target_mb > m.current_mb
-               and held(host.guest(m.instance), params)
+               and held(host.guest(m.instance))
                for m in plan.moves)
 
 
-def paid_for_nothing(host, cfg, curves, params):
+def paid_for_nothing(host, cfg, curves):
     """{uuid: MiB} for held guests the host measured as well off smaller.
 
     Memory a guest got on its counters' word that the host then measured
@@ -111,7 +126,7 @@ def paid_for_nothing(host, cfg, curves, params):
     out = {}
     for uuid, curve in sorted(curves.items()):
         guest, here = host.guest(uuid), curve.here
-        if here is None or not held(guest, params):
+        if here is None or not held(guest):
             continue
         flat = mrc.sizes_reading_as_much(curve.seen, here.size_mb,
                                          here.disk_mb_s)
@@ -122,7 +137,7 @@ def paid_for_nothing(host, cfg, curves, params):
     return out
 
 
-def believed(host, params):
+def believed(host):
     """``host``, a held guest's page cache all one inactive list.
 
     Its active list is what its counters say was hit again, and a step of
@@ -131,7 +146,7 @@ def believed(host, params):
     utility's ties follow, counts none of it.
     """
     def view(guest):
-        if guest.sample is None or not held(guest, params):
+        if not held(guest):
             return guest
         s = guest.sample
         return dataclasses.replace(guest, sample=dataclasses.replace(

@@ -348,7 +348,7 @@ def _tie_break(host, cfg, params, curves):
     # Paper mode's own steps; where those no longer fit (the last granules
     # above a floor), the same pace in granules.
     # What the host belied of a guest's active list counts for nothing.
-    believed = distrust.believed(host, params)
+    believed = distrust.believed(host)
     steps = cams.plan(believed, cfg, cams.CamsParams())
     if not steps.moves:
         paper = cams.CamsParams()
@@ -494,7 +494,7 @@ def _filling_what_it_was_given(curve):
             and curve.last_resize is not None and curve.last_resize[1] > 0)
 
 
-def _given_back(host, cfg, params, curves):
+def _given_back(host, cfg, curves):
     """{uuid: (MiB, reason)} for guests that give back, taker or not.
 
     Those that read more since this policy grew them: the memory cost
@@ -508,8 +508,7 @@ def _given_back(host, cfg, params, curves):
     out = {u: (mb, 'read less at %d MiB than since it grew, gives back to '
                'there' % mb)
            for u, mb in worse.items() if mb < host.guest(u).actual_mb}
-    for u, mb in distrust.paid_for_nothing(host, cfg, curves,
-                                           params).items():
+    for u, mb in distrust.paid_for_nothing(host, cfg, curves).items():
         if mb < out.get(u, (host.guest(u).actual_mb,))[0]:
             out[u] = (mb, 'read as much at %d MiB, its counters belied, '
                       'gives back to there' % mb)
@@ -638,8 +637,7 @@ def _explored(host, cfg, params, curves, rooms):
                     stream_probe.stream_probe, cliff_probe.cliff_probe,
                     lambda *a: _tie_break(*a[:4]), wide_probes.wide_probe):
         found = explore(host, cfg, params, curves, rooms)
-        if found is not None and not distrust.grows_held(host, found,
-                                                         params):
+        if found is not None and not distrust.grows_held(host, found):
             return found
     return None
 
@@ -654,11 +652,11 @@ def plan(host: model.HostView, cfg: guards.GuardConfig,
     states = _remember(host, curves, params)
     # Pricing scans' cliffs leaves what decides these rooms as it was.
     up = distrust.measured_rooms(host, curves, _up_rooms(
-        host, cfg, curves, params.granule_mb), params)
+        host, cfg, curves, params.granule_mb))
     curves = scan_cliffs.weighed(host, cfg, params, scan_cliffs.priced(
         host, cfg, params, _on_the_way(host, cfg, curves)), up)
     delta, saved, measured = _moves(host, cfg, params, curves, up)
-    given_back, note = _given_back(host, cfg, params, curves), ''
+    given_back, note = _given_back(host, cfg, curves), ''
     if not any(delta.values()) and not given_back:
         delta, saved, measured, note = _traded(
             host, cfg, params, (curves, up), states) or (

@@ -20,11 +20,13 @@ from watcher_cams import conf as cams_conf
 from watcher_cams.conf import guards as guards_conf
 from watcher_cams.policy import claims
 from watcher_cams.policy import compact
+from watcher_cams.policy import distrust
 from watcher_cams.policy import guards
 from watcher_cams.policy import margin
 from watcher_cams.policy import model
 from watcher_cams.policy import planning
 from watcher_cams.policy import report
+from watcher_cams.policy import utility
 
 A = 'aaaaaaaa-0000-0000-0000-000000000001'
 B = 'bbbbbbbb-0000-0000-0000-000000000002'
@@ -304,6 +306,22 @@ class TestReport(ManagerTestCase):
         ov = mgr.get_overview()['instances'][1]
         self.assertTrue(ov['claims'].startswith(claims.BACKWARDS))
         self.assertIsNone(mgr.get_overview()['instances'][0]['claims'])
+        self.assertEqual(1, logs.output.count(B), logs.output)
+
+    def test_a_guest_whose_counters_the_host_belied_is_flagged(self):
+        # Utility mode kept that it holds B (policy.distrust) until far
+        # beyond this report: the report and the overview say why.
+        mgr, logs = self.ticking()
+        mgr.get_report()
+        mgr.save_policy_state({B: {utility.STATE_KEY: {
+            distrust.UNTIL_KEY: 1e9, distrust.TIMES_KEY: 1}}})
+        a, b = mgr.get_report()['guests']
+        self.assertNotIn('claims', a)
+        self.assertTrue(b['claims'].startswith(claims.DISAGREE), b)
+        self.assertIn('grows only as the host measured', b['claims'])
+        self.assertIn('sample', b)
+        ov = mgr.get_overview()['instances'][1]
+        self.assertTrue(ov['claims'].startswith(claims.DISAGREE))
         self.assertEqual(1, logs.output.count(B), logs.output)
 
     def test_rates_use_an_old_enough_previous_sample(self):

@@ -5,6 +5,7 @@ import testtools
 from tests.unit import factory
 from tests.unit.policy.test_forged_counters import NOW
 from tests.unit.policy.test_forged_counters import seen
+from watcher_cams.policy import claims
 from watcher_cams.policy import distrust
 from watcher_cams.policy import guards
 from watcher_cams.policy import model
@@ -19,12 +20,12 @@ def stream(n=1, reads_mb_s=8.0, entries=(), belied=None, size_mb=2048):
     """A stream claiming an active list of 224 MiB (a clean window).
 
     At ``size_mb``, reading ``reads_mb_s``, every read an activated
-    refault. ``entries``: its measurements; ``belied``: (belied_at, times).
+    refault. ``entries``: its measurements; ``belied``: (held until, spells).
     """
     state = {'size_mb': size_mb, 'at': 1000.0, 'confirmed_at': 1000.0,
              'seen': list(entries)}
     if belied is not None:
-        state[distrust.AT_KEY], state[distrust.TIMES_KEY] = belied
+        state[distrust.UNTIL_KEY], state[distrust.TIMES_KEY] = belied
     return factory.guest(
         n, actual_mb=size_mb, active_mb=224,
         inactive_mb=size_mb - 256 - 224, read_mb_s=reads_mb_s,
@@ -54,9 +55,9 @@ class TestBelied(testtools.TestCase):
         g = stream(entries=[seen(1536, 8.0)])
         self.assertTrue(utility.value_curve(g, CFG).counters_belied)
         plan = utility.plan(factory.host([g, reader()]), CFG)
-        self.assertEqual((g.sample.timestamp, 1), tuple(
+        self.assertEqual((g.sample.timestamp + HOLD_S, 1), tuple(
             state_of(plan, g)[k]
-            for k in (distrust.AT_KEY, distrust.TIMES_KEY)))
+            for k in (distrust.UNTIL_KEY, distrust.TIMES_KEY)))
 
     def test_not_a_step_that_paid_nor_an_empty_promise_nor_a_near_one(self):
         for g in (stream(reads_mb_s=3.0, entries=[seen(1536, 8.0)]),
@@ -64,32 +65,38 @@ class TestBelied(testtools.TestCase):
                   stream(entries=[seen(1920, 8.0)]), stream()):
             self.assertFalse(utility.value_curve(g, CFG).counters_belied)
             plan = utility.plan(factory.host([g, reader()]), CFG)
-            self.assertNotIn(distrust.AT_KEY, state_of(plan, g))
+            self.assertNotIn(distrust.UNTIL_KEY, state_of(plan, g))
 
     def test_a_hold_lasts_longer_each_time(self):
-        now = NOW
-        for times, hold_s in ((1, HOLD_S), (2, 2 * HOLD_S),
+        for times, hold_s in ((1, HOLD_S), (2, 2 * HOLD_S), (3, 4 * HOLD_S),
                               (9, HOLD_S * 2 ** distrust.MAX_DOUBLINGS)):
-            inside = stream(belied=(now - hold_s + 60, times))
-            after = stream(belied=(now - hold_s, times))
-            self.assertTrue(distrust.held(inside, PARAMS), times)
-            self.assertFalse(distrust.held(after, PARAMS), times)
-        for junk in ((now - 60, 0), (now - 60, True), ('x', 1),
-                     (now + 60, 1), (now - 60, 1.5)):
-            self.assertFalse(distrust.held(stream(belied=junk), PARAMS),
-                             junk)
+            g = stream(entries=[seen(1536, 8.0)],
+                       belied=(NOW - 60, times - 1) if times > 1 else None)
+            plan = utility.plan(factory.host([g, reader()]), CFG)
+            self.assertEqual(g.sample.timestamp + hold_s,
+                             state_of(plan, g)[distrust.UNTIL_KEY], times)
+        self.assertTrue(distrust.held(stream(belied=(NOW + 60, 1))))
+        self.assertFalse(distrust.held(stream(belied=(NOW, 1))))
+        for junk in ((NOW + 60, 0), (NOW + 60, True), ('x', 1),
+                     (True, 1), (float('inf'), 1), (NOW + 60, 1.5)):
+            self.assertFalse(distrust.held(stream(belied=junk)), junk)
 
     def test_each_spell_counts_once(self):
         # Belied again while held: the hold runs from now, still one
         # spell. Belied after it ended: a second.
-        g = stream(entries=[seen(1536, 8.0)], belied=(NOW - 600, 1))
+        g = stream(entries=[seen(1536, 8.0)], belied=(NOW + 600, 1))
         plan = utility.plan(factory.host([g, reader()]), CFG)
-        self.assertEqual([g.sample.timestamp, 1], [
+        self.assertEqual([g.sample.timestamp + HOLD_S, 1], [
             state_of(plan, g)[k]
-            for k in (distrust.AT_KEY, distrust.TIMES_KEY)])
-        g = stream(entries=[seen(1536, 8.0)], belied=(NOW - HOLD_S, 1))
+            for k in (distrust.UNTIL_KEY, distrust.TIMES_KEY)])
+        g = stream(entries=[seen(1536, 8.0)], belied=(NOW - 60, 1))
         plan = utility.plan(factory.host([g, reader()]), CFG)
         self.assertEqual(2, state_of(plan, g)[distrust.TIMES_KEY])
+
+    def test_the_report_flags_a_held_guest(self):
+        why = distrust.flag(stream(belied=(NOW + 60, 1)))
+        self.assertTrue(why.startswith(claims.DISAGREE), why)
+        self.assertIsNone(distrust.flag(stream(belied=(NOW - 60, 1))))
 
 
 class TestHeld(testtools.TestCase):
@@ -98,7 +105,7 @@ class TestHeld(testtools.TestCase):
     def test_it_gives_back_what_the_host_measured_saved_nothing(self):
         held = stream(entries=[seen(2048, 8.0, at=NOW - 60),
                                seen(1536, 8.0), seen(1024, 8.2)],
-                      belied=(NOW - 120, 1))
+                      belied=(NOW + 600, 1))
         plan = utility.plan(factory.host([held, reader()]), CFG)
         move = next(m for m in plan.moves if m.instance == held.uuid)
         self.assertEqual(1024, move.target_mb)
@@ -107,16 +114,16 @@ class TestHeld(testtools.TestCase):
         # Not a guest that read more smaller, nor one not held.
         for g in (stream(entries=[seen(2048, 8.0, at=NOW - 60),
                                   seen(1536, 12.0)],
-                         belied=(NOW - 120, 1)),
+                         belied=(NOW + 600, 1)),
                   stream(entries=[seen(2048, 8.0, at=NOW - 60),
                                   seen(1920, 8.0)])):
             curves = {g.uuid: utility.value_curve(g, CFG)}
             self.assertEqual({}, distrust.paid_for_nothing(
-                factory.host([g]), CFG, curves, PARAMS))
+                factory.host([g]), CFG, curves))
 
     def test_it_takes_only_what_the_host_measured(self):
         held = stream(size_mb=1536, entries=[seen(1536, 8.0, at=NOW - 60)],
-                      belied=(NOW - 120, 1))
+                      belied=(NOW + 600, 1))
         free = stream(size_mb=1536, entries=[seen(1536, 8.0, at=NOW - 60)])
         donor = reader(size_mb=3072)
         for g, grows in ((free, True), (held, False)):
@@ -128,31 +135,30 @@ class TestHeld(testtools.TestCase):
     def test_rooms_within_the_host_measured_gain(self):
         held = stream(size_mb=1536, entries=[seen(1536, 8.0, at=NOW - 60),
                                              seen(2048, 4.0)],
-                      belied=(NOW - 120, 1))
+                      belied=(NOW + 600, 1))
         curve = utility.value_curve(held, CFG)
         self.assertEqual(512, curve.measured_mb)
         host = factory.host([held])
         self.assertEqual({held.uuid: 512}, distrust.measured_rooms(
-            host, {held.uuid: curve}, {held.uuid: 2048}, PARAMS))
+            host, {held.uuid: curve}, {held.uuid: 2048}))
         free = stream(size_mb=1536, entries=held.policy_state[
             utility.STATE_KEY]['seen'])
         self.assertEqual({free.uuid: 2048}, distrust.measured_rooms(
-            factory.host([free]), {free.uuid: curve}, {free.uuid: 2048},
-            PARAMS))
+            factory.host([free]), {free.uuid: curve}, {free.uuid: 2048}))
 
     def test_no_probe_or_tie_grows_it(self):
-        held = stream(belied=(NOW - 120, 1))
+        held = stream(belied=(NOW + 600, 1))
         host = factory.host([held, reader()])
         grow = model.Plan(host.name, moves=[model.BalloonMove(
             host.name, held.uuid, 2048, 2112, 'probe')])
-        self.assertTrue(distrust.grows_held(host, grow, PARAMS))
+        self.assertTrue(distrust.grows_held(host, grow))
         shrink = model.Plan(host.name, moves=[model.BalloonMove(
             host.name, held.uuid, 2048, 1984, 'probe')])
-        self.assertFalse(distrust.grows_held(host, shrink, PARAMS))
+        self.assertFalse(distrust.grows_held(host, shrink))
 
     def test_ties_count_none_of_its_active_list(self):
-        held, honest = stream(belied=(NOW - 120, 1)), reader()
-        host = distrust.believed(factory.host([held, honest]), PARAMS)
+        held, honest = stream(belied=(NOW + 600, 1)), reader()
+        host = distrust.believed(factory.host([held, honest]))
         self.assertEqual((0, 1792), (
             host.guest(held.uuid).sample.active_file_mb,
             host.guest(held.uuid).sample.inactive_file_mb))
