@@ -27,7 +27,7 @@ What it gives is otherwise priced as before. The hold lasts
 HOLD_MEMORIES ``memory_s`` from the last window that belied it, twice
 that once it was belied again after a hold ended, and so on up to
 2^MAX_DOUBLINGS times. Honest guests are next to never held (random
-hosts 1-1,400: one, at a cost of 0.15 GiB); a tenant that lies whenever
+hosts 1-1,400: one, at a cost of 0.22 GiB); a tenant that lies whenever
 it is trusted waits longer each time.
 """
 

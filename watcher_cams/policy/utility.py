@@ -494,7 +494,7 @@ def _filling_what_it_was_given(curve):
             and curve.last_resize is not None and curve.last_resize[1] > 0)
 
 
-def _given_back(host, cfg, curves):
+def _giving_back(host, cfg, curves):
     """{uuid: (MiB, reason)} for guests that give back, taker or not.
 
     Those that read more since this policy grew them: the memory cost
@@ -554,12 +554,12 @@ def _signal(uuid, measured):
     return HOST_MEASURED if uuid in measured else GUEST_REPORTED
 
 
-def _proposals(host, curves, moved, given_back):
+def _proposals(host, curves, moved, back):
     """{uuid: (target MiB, reason)} for guards.finalize.
 
     ``moved``: ({uuid: MiB}, the uuids host-measured reads priced or None
     for a probe's, what the reasons add: a trade's terms, or '');
-    ``given_back``: as :func:`_given_back` returns.
+    ``back``: as :func:`_giving_back` returns.
     """
     delta, measured, note = moved
     proposals = {}
@@ -571,7 +571,7 @@ def _proposals(host, curves, moved, given_back):
                 'utility (%s): value %.3f MiB/s per GiB, %s %d MiB%s'
                 % (_signal(uuid, measured), density,
                    'gets' if d > 0 else 'gives', abs(d), note))
-    for uuid, (target, why) in given_back.items():
+    for uuid, (target, why) in back.items():
         current = proposals.get(uuid, (host.guest(uuid).actual_mb,))[0]
         proposals[uuid] = (min(current, target),
                            'utility (%s): %s' % (HOST_MEASURED, why))
@@ -656,19 +656,19 @@ def plan(host: model.HostView, cfg: guards.GuardConfig,
     curves = scan_cliffs.weighed(host, cfg, params, scan_cliffs.priced(
         host, cfg, params, _on_the_way(host, cfg, curves)), up)
     delta, saved, measured = _moves(host, cfg, params, curves, up)
-    given_back, note = _given_back(host, cfg, curves), ''
-    if not any(delta.values()) and not given_back:
+    back, note = _giving_back(host, cfg, curves), ''
+    if not any(delta.values()) and not back:
         delta, saved, measured, note = _traded(
             host, cfg, params, (curves, up), states) or (
                 delta, saved, measured, note)
-    if not any(delta.values()) and not given_back:
+    if not any(delta.values()) and not back:
         other = _explored(host, cfg, params, curves,
                           _donor_rooms(host, cfg, curves, up))
         if other is not None:
             other.policy_state = states
             return other
     proposals = _proposals(host, curves, (delta, measured, note),
-                           given_back)
+                           back)
     result = model.Plan(host.name, moves=guards.finalize(host, proposals, cfg))
     result.predicted_reads_avoided_mb_s = max(0.0, saved)
     result.policy_state = states
