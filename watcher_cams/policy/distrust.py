@@ -32,6 +32,7 @@ it is trusted waits longer each time.
 """
 
 import dataclasses
+import datetime
 import math
 
 from watcher_cams.policy import claims
@@ -84,12 +85,17 @@ def remember(state, curve, guest, params):
 
 
 def flag(guest):
-    """Why the report flags ``guest`` as held, or None."""
+    """Why the report flags ``guest`` as held, or None.
+
+    Until when, in UTC: the agent's clock is the epoch's.
+    """
     if not held(guest):
         return None
+    until = datetime.datetime.fromtimestamp(_held_until(guest)[0],
+                                            datetime.timezone.utc)
     return ('%s: a step its counters promised would save reads saved less '
-            'than half of it; it grows only as the host measured until '
-            '%.0f' % (claims.DISAGREE, _held_until(guest)[0]))
+            'than half of it; it grows only as the host measured until %s'
+            % (claims.DISAGREE, until.strftime('%Y-%m-%d %H:%M:%S UTC')))
 
 
 def measured_rooms(host, curves, up):
@@ -146,11 +152,11 @@ def believed(host):
     utility's ties follow, counts none of it.
     """
     def view(guest):
-        if not held(guest):
-            return guest
         s = guest.sample
         return dataclasses.replace(guest, sample=dataclasses.replace(
             s, active_file_kb=0,
             inactive_file_kb=s.active_file_kb + s.inactive_file_kb))
+    if not any(held(g) for g in host.guests):
+        return host
     return dataclasses.replace(host, guests=tuple(
-        view(g) for g in host.guests))
+        view(g) if held(g) else g for g in host.guests))

@@ -94,8 +94,9 @@ class TestBelied(testtools.TestCase):
         self.assertEqual(2, state_of(plan, g)[distrust.TIMES_KEY])
 
     def test_the_report_flags_a_held_guest(self):
-        why = distrust.flag(stream(belied=(NOW + 60, 1)))
+        why = distrust.flag(stream(belied=(1.8e9, 1)))
         self.assertTrue(why.startswith(claims.DISAGREE), why)
+        self.assertIn('until 2027-01-15 08:00:00 UTC', why)
         self.assertIsNone(distrust.flag(stream(belied=(NOW - 60, 1))))
 
 
@@ -163,3 +164,5 @@ class TestHeld(testtools.TestCase):
             host.guest(held.uuid).sample.active_file_mb,
             host.guest(held.uuid).sample.inactive_file_mb))
         self.assertEqual(honest, host.guest(honest.uuid))
+        plain = factory.host([honest])
+        self.assertIs(plain, distrust.believed(plain))
