@@ -87,15 +87,20 @@ def remember(state, curve, guest, params):
 def flag(guest):
     """Why the report flags ``guest`` as held, or None.
 
-    Until when, in UTC: the agent's clock is the epoch's.
+    Until when, in UTC: the agent's clock is the epoch's (a time no date
+    can hold, from a state store gone bad, as the number it is).
     """
     if not held(guest):
         return None
-    until = datetime.datetime.fromtimestamp(_held_until(guest)[0],
-                                            datetime.timezone.utc)
+    until = _held_until(guest)[0]
+    try:
+        when = datetime.datetime.fromtimestamp(
+            until, datetime.timezone.utc).strftime('%Y-%m-%d %H:%M:%S UTC')
+    except (OverflowError, OSError, ValueError):
+        when = '%.0f' % until
     return ('%s: a step its counters promised would save reads saved less '
             'than half of it; it grows only as the host measured until %s'
-            % (claims.DISAGREE, until.strftime('%Y-%m-%d %H:%M:%S UTC')))
+            % (claims.DISAGREE, when))
 
 
 def measured_rooms(host, curves, up):

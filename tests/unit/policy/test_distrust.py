@@ -97,6 +97,9 @@ class TestBelied(testtools.TestCase):
         why = distrust.flag(stream(belied=(1.8e9, 1)))
         self.assertTrue(why.startswith(claims.DISAGREE), why)
         self.assertIn('until 2027-01-15 08:00:00 UTC', why)
+        # A time no date holds (a state store gone bad): the number.
+        self.assertIn('until %.0f' % 1e300,
+                      distrust.flag(stream(belied=(1e300, 1))))
         self.assertIsNone(distrust.flag(stream(belied=(NOW - 60, 1))))
 
 
