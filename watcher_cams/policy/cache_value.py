@@ -96,6 +96,8 @@ class ValueCurve:
     reread_mb: int = None
     hold_density: float = 0.0
     returned_at: float = None
+    # How long its last rest lasted (s, rest_hold.rested_s), or None.
+    rested_s: float = None
     # The size a probe gives back at once (given_back.restore_mb): what it
     # held while it read nothing, or, without an agent, under a workload
     # that has changed since.
@@ -168,7 +170,7 @@ class ValueCurve:
         """
         # What a resting guest gives of its active list, its return
         # re-reads (rest_hold).
-        hold = (self.hold_density if self.hold_density
+        hold = (self.return_cost(given_mb, amount_mb) if self.hold_density
                 and given_mb + amount_mb > self.held_from_mb else 0.0)
         if given_mb + amount_mb <= self.no_loss_mb:
             # No read needs free memory its cache left unused, nor, in a
@@ -191,6 +193,20 @@ class ValueCurve:
                 # however large: not a slope between two measurements.
                 loss = max(loss, reads_mb_s / amount_mb)
         return max(loss, hold, self.measured_loss(given_mb, amount_mb))
+
+    def return_cost(self, given_mb, amount_mb):
+        """What a resting guest's return costs per MiB it gave, per second.
+
+        rest_hold prices one re-read per MiB of its active list. Where the
+        host measured it reading more at the smaller size, its return reads
+        that much more until it is grown back, a rate window at least: a
+        scan that fitted thrashes whole once a step short of its cliff
+        (wide host 1: a scan resting 600 s of every 1,800 gave 192 MiB at
+        each rest and re-read 819 MiB at each return).
+        """
+        reread = max(1.0, self.measured_loss(given_mb, amount_mb)
+                     * self.window_s)
+        return self.hold_density * reread
 
     def measured_loss(self, given_mb, amount_mb):
         """The part of :meth:`loss_at` the host measured (0.0: none).
@@ -332,7 +348,7 @@ def value_curve(guest, cfg, params):
         activated_base=past.activated_base, phase_at=past.phase_at,
         traded=cliff_trade.remembered(guest, disk), full_base=base,
         counters_belied=belied,
-        **_rest_fields(guest, quiet, params),
+        **_rest_fields(guest, quiet, r.interval_s),
         **_given_back_fields(guest, disk, quiet, params), **_cache_fields(
             guest, (cfg, params), r, (disk, filling, free_mb, reach),
             max(unread, donation.step_mb(guest, cfg, free_mb)
@@ -432,22 +448,26 @@ def _loss_fields(guest, curve, inactive_hits):
                 loss_belied=belied is not None)
 
 
-def _rest_fields(guest, quiet, params):
+def _rest_fields(guest, quiet, window_s):
     """The ValueCurve fields of a guest that may be resting.
 
     ``quiet``: it reads nothing and its CPUs idle (mrc.cpu_idle), which
     is how a rest shows. Where it came back from a rest before, its
-    active list is priced as rest_hold says, its rest spread over no
-    less than ``fill_horizon_s`` (the horizon over which a cache's reuse
-    prices memory here): a rest just begun holds its cache only from
-    takers that save less than a re-read of it in that long.
+    active list is priced as rest_hold.density says: the ski rental,
+    with the last rest's length as a prediction of this one's, its rest
+    spread over no less than its rate window (``window_s``). (Spread over
+    an hour at least, a rest just begun gave its cache to any taker
+    saving more than that: wide host 1, a scan resting 600 s of every
+    1,800 gave a uniform reader 192 MiB at each rest and re-read 819 MiB
+    at each return.)
     """
     rest = (rest_hold.rest_since(guest, quiet),
-            rest_hold.returned_at(guest, quiet))
+            rest_hold.returned_at(guest, quiet),
+            rest_hold.rested_s(guest, quiet))
     return dict(
-        rest_since=rest[0], returned_at=rest[1],
+        rest_since=rest[0], returned_at=rest[1], rested_s=rest[2],
         reread_mb=rest_hold.reread_mb(guest, rest[0]),
-        hold_density=rest_hold.density(guest, rest, params.fill_horizon_s))
+        hold_density=rest_hold.density(guest, rest, window_s))
 
 
 def _given_back_fields(guest, disk_mb_s, quiet, params):

@@ -15,7 +15,10 @@ price, then buy. Here: what a resting guest gives of its active list
 reads per MiB spread over as long as it has rested, so a taker gets it
 once it would have saved, over a time as long as the rest lasted so
 far, as much as its re-read costs. The longer the rest, the cheaper the
-cache.
+cache. A guest that came back before told how long its rests last: the
+last one predicts this one (:func:`density`), so a taker whose saving
+pays the re-read within such a rest gets the cache early, and one whose
+saving does not, late.
 
 Only for a guest that came back from a rest before. A workload that
 stops for good (a batch done, a scan that ran once) is the common case,
@@ -29,11 +32,18 @@ taken at its word: it rests to come back.
 from watcher_cams.policy import mrc
 
 # Policy state keys: when the guest's current rest began, MiB of its
-# cache its return re-reads (reread_mb), and when it last came back from
-# a rest.
+# cache its return re-reads (reread_mb), when it last came back from a
+# rest, and how long that rest lasted (s).
 STATE_KEY = 'rest_since'
 HELD_KEY = 'rest_held_mb'
 RETURNED_KEY = 'returned_at'
+RESTED_KEY = 'rested_s'
+# How far the rule trusts the last rest's length as the next one's
+# (:func:`density`): the ski rental with a prediction of Purohit,
+# Svitkina and Kumar (NeurIPS 2018) with their lambda, which costs at
+# most (1 + TRUST) times what knowing the future would when the
+# prediction holds and (1 + TRUST) / TRUST times whatever it is.
+TRUST = 0.1
 
 
 def rest_since(guest, resting):
@@ -60,17 +70,43 @@ def returned_at(guest, resting):
     return mrc.state_time(guest, RETURNED_KEY)
 
 
+def rested_s(guest, resting):
+    """How long the guest's last rest lasted (s), or None (never seen).
+
+    The rest the policy state keeps, where the guest no longer rests
+    (``resting`` as for :func:`rest_since`); else what the state keeps
+    under RESTED_KEY, if a positive finite number.
+    """
+    since = mrc.state_time(guest, STATE_KEY)
+    if not resting and since is not None:
+        return guest.sample.timestamp - since
+    value = mrc.state_entry(guest, RESTED_KEY)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if 0 < value < float('inf') else None
+
+
 def density(guest, rest, shortest_s):
     """MiB/s per MiB that giving the resting guest's active list costs.
 
-    ``rest``: (:func:`rest_since`, :func:`returned_at`); ``shortest_s``:
-    the shortest rest its price is spread over. 0.0 when it does not
-    rest, or never came back from a rest.
+    ``rest``: (:func:`rest_since`, :func:`returned_at`, :func:`rested_s`);
+    ``shortest_s``: the shortest rest its price is spread over (its rate
+    window). 0.0 when it does not rest, or never came back from a rest.
+
+    The ski rental: a taker gets the cache once it would have saved, over
+    as long as the rest has lasted, one re-read of it. With the last
+    rest's length as a prediction (TRUST): a taker that would save that
+    much over a rest as long as the last one gets it sooner, one that
+    would not later.
     """
-    since, returned = rest
+    since, returned, last_s = rest
     if since is None or returned is None:
         return 0.0
-    return 1.0 / max(guest.sample.timestamp - since, shortest_s, 1.0)
+    ski = 1.0 / max(guest.sample.timestamp - since, shortest_s, 1.0)
+    if last_s is None:
+        return ski
+    predicted = 1.0 / max(last_s, shortest_s, 1.0)
+    return min(max(predicted, TRUST * ski), ski / TRUST)
 
 
 def reread_mb(guest, since):

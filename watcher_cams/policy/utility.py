@@ -614,7 +614,8 @@ def _remember(host, curves, params):
             state[grow_check.BASE_KEY] = c.full_base.to_list()
         for key, value in ((rest_hold.STATE_KEY, c.rest_since),
                            (rest_hold.HELD_KEY, c.reread_mb),
-                           (rest_hold.RETURNED_KEY, c.returned_at)):
+                           (rest_hold.RETURNED_KEY, c.returned_at),
+                           (rest_hold.RESTED_KEY, c.rested_s)):
             if value is not None:
                 state[key] = value
         if not (c.resized or c.filling or c.idle_since is not None):

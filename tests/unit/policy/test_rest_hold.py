@@ -9,7 +9,9 @@ from watcher_cams.policy import rest_hold
 from watcher_cams.policy import utility
 
 CFG = guards.GuardConfig()
-HOUR_S = utility.UtilityParams().fill_horizon_s
+HOUR_S = 3600.0
+# The rate window of factory.guest's samples.
+WINDOW_S = 60.0
 
 
 def running(guest, cpu_s):
@@ -66,25 +68,68 @@ class TestReturned(testtools.TestCase):
 
 class TestDensity(testtools.TestCase):
 
+    def setUp(self):
+        super().setUp()
+        self.guest = factory.guest(1)
+        self.now = self.guest.sample.timestamp
+        self.back = self.now - 7200
+
+    def density(self, rest_s, last_s=None):
+        return rest_hold.density(
+            self.guest, (self.now - rest_s, self.back, last_s), WINDOW_S)
+
     def test_a_re_read_spread_over_the_rest(self):
-        guest = factory.guest(1)
-        now = guest.sample.timestamp
-        back = now - 7200
-        self.assertEqual(0.0, rest_hold.density(guest, (None, back), HOUR_S))
-        # A rest shorter than the shortest is spread over the shortest...
-        self.assertEqual(1 / HOUR_S,
-                         rest_hold.density(guest, (now, back), HOUR_S))
-        self.assertEqual(1 / HOUR_S,
-                         rest_hold.density(guest, (now - 600, back), HOUR_S))
+        self.assertEqual(0.0, rest_hold.density(
+            self.guest, (None, self.back, None), WINDOW_S))
+        # A rest shorter than the rate window is spread over the window...
+        self.assertEqual(1 / WINDOW_S, self.density(0))
+        self.assertEqual(1 / WINDOW_S, self.density(10))
         # ...and a longer one over all it lasted: it grows cheaper.
-        self.assertEqual(1 / (4 * HOUR_S), rest_hold.density(
-            guest, (now - 4 * HOUR_S, back), HOUR_S))
+        self.assertEqual(1 / 600, self.density(600))
+        self.assertEqual(1 / (4 * HOUR_S), self.density(4 * HOUR_S))
+
+    def test_the_last_rest_predicts_this_one(self):
+        trust = rest_hold.TRUST
+        # The last rest lasted an hour: a taker that would save a re-read
+        # over an hour gets the cache sooner than the rule alone says,
+        # but not at once.
+        self.assertEqual(trust / WINDOW_S, self.density(0, HOUR_S))
+        self.assertEqual(1 / HOUR_S, self.density(HOUR_S / 2, HOUR_S))
+        # It lasted ten minutes: a taker that saves a re-read in that long
+        # gets it by halfway through (the rule alone: 1 / 300)...
+        self.assertEqual(1 / 600, self.density(300, 600))
+        self.assertEqual(1 / 600, self.density(600, 600))
+        # ...and one that saves less, which the prediction says never
+        # pays, at the latest 1 / TRUST times as late as the rule alone.
+        long_s = 2 * 600 / trust ** 2
+        self.assertEqual(1 / (trust * long_s), self.density(long_s, 600))
 
     def test_nothing_held_for_a_guest_never_seen_back(self):
         # A workload that stopped for good holds nothing (random host 1).
-        guest = factory.guest(1)
         self.assertEqual(0.0, rest_hold.density(
-            guest, (guest.sample.timestamp, None), HOUR_S))
+            self.guest, (self.now, None, HOUR_S), WINDOW_S))
+
+
+class TestRested(testtools.TestCase):
+
+    def test_how_long_its_last_rest_lasted(self):
+        guest = factory.guest(1)
+        now = guest.sample.timestamp
+        self.assertIsNone(rest_hold.rested_s(guest, False))
+        # Back now from a rest of ten minutes.
+        self.assertEqual(600, rest_hold.rested_s(
+            rested_since(guest, now - 600), False))
+        # Resting again, it keeps what the state says.
+        self.assertEqual(600, rest_hold.rested_s(
+            rested_since(guest, now - 60, rested_s=600), True))
+        # A plan keeps it for the next rest.
+        back = running(rested_since(factory.guest(2), now - 600), 0.5)
+        plan = utility.plan(factory.host([guest, back]), CFG)
+        self.assertEqual(600, plan.policy_state[back.uuid][
+            utility.STATE_KEY][rest_hold.RESTED_KEY])
+        for junk in (True, -1, 0, float('inf'), float('nan'), '600', [1]):
+            self.assertIsNone(rest_hold.rested_s(
+                rested_since(guest, now - 60, rested_s=junk), True), junk)
 
 
 class TestRereadMb(testtools.TestCase):
@@ -143,12 +188,13 @@ class TestRestingGuestInAPlan(testtools.TestCase):
     def test_it_keeps_its_active_list_from_a_taker_it_saves_little(self):
         curve = utility.value_curve(self.resting, CFG)
         self.assertEqual(self.now, curve.rest_since)
-        self.assertAlmostEqual(1 / HOUR_S, curve.hold_density)
+        # A rest just begun: the re-read spread over one rate window.
+        self.assertAlmostEqual(1 / WINDOW_S, curve.hold_density)
         # Its inactive list is free; its active list costs a re-read over
-        # an hour, more than a reader that saves 0.23 MiB/s per GiB.
+        # the rest so far, more than a reader saves.
         self.assertEqual(0.0, curve.loss_at(0, 256))
-        self.assertAlmostEqual(1 / HOUR_S, curve.loss_at(256, 64))
-        given, plan = self.given(self.resting, 2.0)
+        self.assertAlmostEqual(1 / WINDOW_S, curve.loss_at(256, 64))
+        given, plan = self.given(self.resting, 4.0)
         self.assertEqual(256, given)
         state = plan.policy_state[self.resting.uuid][utility.STATE_KEY]
         self.assertEqual(self.now, state[rest_hold.STATE_KEY])
@@ -169,8 +215,39 @@ class TestRestingGuestInAPlan(testtools.TestCase):
         given, _ = self.given(later, 2.0)
         self.assertEqual(448, given)
 
-    def test_a_taker_that_saves_more_gets_it_at_once(self):
-        self.assertEqual(448, self.given(self.resting, 4.0)[0])
+    def rested(self, rest_s):
+        """The resting guest, its rest ``rest_s`` long now."""
+        return rested_since(self.resting, self.now - rest_s,
+                            returned_at=self.now - rest_s - 600)
+
+    def test_a_taker_gets_it_once_its_saving_paid_the_re_read(self):
+        # The ski rental: after an hour's rest, a taker whose saving over
+        # an hour beats the re-read gets it, and one that saves less
+        # does not.
+        self.assertEqual(448, self.given(self.rested(HOUR_S), 4.0)[0])
+        self.assertEqual(256, self.given(self.rested(HOUR_S), 2.0)[0])
+        # Ten minutes into it, neither.
+        self.assertEqual(256, self.given(self.rested(600), 4.0)[0])
+
+    def test_a_return_measured_to_read_more_costs_more(self):
+        # An hour into its rest. The host measured it 256 MiB smaller
+        # reading 12 MiB/s more (a scan that fitted, thrashing): its
+        # return reads that much more for a rate window (60 s) at least,
+        # 2.8 MiB per MiB given, not one.
+        def measured(reads_below_mb_s):
+            return rested_since(self.resting, self.now - HOUR_S,
+                                returned_at=self.now - HOUR_S - 600, seen=[
+                                    [2048, 0.0, 64, self.now - 60, 0.0, 3],
+                                    [1792, 0.0, 64, self.now - 300,
+                                     reads_below_mb_s, 3]])
+        curve = utility.value_curve(measured(12.0), CFG)
+        self.assertAlmostEqual(12.0 / 256 * WINDOW_S / HOUR_S,
+                               curve.loss_at(256, 64))
+        # The taker that got it all after an hour above gets none of it.
+        self.assertEqual(256, self.given(measured(12.0), 4.0)[0])
+        # Read as little smaller, it costs one re-read per MiB.
+        self.assertAlmostEqual(1 / HOUR_S, utility.value_curve(
+            measured(0.5), CFG).loss_at(256, 64))
 
     def test_a_guest_that_runs_holds_nothing(self):
         # Its CPUs busy: its data fits and is read from its cache; what
