@@ -202,10 +202,20 @@ class ValueCurve:
         that much more until it is grown back, a rate window at least: a
         scan that fitted thrashes whole once a step short of its cliff
         (wide host 1: a scan resting 600 s of every 1,800 gave 192 MiB at
-        each rest and re-read 819 MiB at each return).
+        each rest and re-read 819 MiB at each return). A scan that no
+        longer fits re-reads all its reach (rest_hold.reread_mb) at its
+        return, however little it gave, where the host measured it
+        reading at or below the size the step reaches (the reach alone is
+        the guest's claim).
         """
         reread = max(1.0, self.measured_loss(given_mb, amount_mb)
                      * self.window_s)
+        scan_mb = min(self.reach.scanned_mb or 0.0, self.reread_mb or 0)
+        bottom_mb = self.size_mb - given_mb - amount_mb
+        if scan_mb > self.capacity_mb - given_mb - amount_mb and any(
+                x.size_mb <= bottom_mb and x.disk_mb_s >= mrc.READ_MB_S
+                for x in self.seen):
+            reread = max(reread, scan_mb / amount_mb)
         return self.hold_density * reread
 
     def measured_loss(self, given_mb, amount_mb):
@@ -348,7 +358,7 @@ def value_curve(guest, cfg, params):
         activated_base=past.activated_base, phase_at=past.phase_at,
         traded=cliff_trade.remembered(guest, disk), full_base=base,
         counters_belied=belied,
-        **_rest_fields(guest, quiet, r.interval_s),
+        **_rest_fields(guest, quiet, (r.interval_s, reach.scanned_mb)),
         **_given_back_fields(guest, disk, quiet, params), **_cache_fields(
             guest, (cfg, params), r, (disk, filling, free_mb, reach),
             max(unread, donation.step_mb(guest, cfg, free_mb)
@@ -448,25 +458,27 @@ def _loss_fields(guest, curve, inactive_hits):
                 loss_belied=belied is not None)
 
 
-def _rest_fields(guest, quiet, window_s):
+def _rest_fields(guest, quiet, window):
     """The ValueCurve fields of a guest that may be resting.
 
     ``quiet``: it reads nothing and its CPUs idle (mrc.cpu_idle), which
     is how a rest shows. Where it came back from a rest before, its
     active list is priced as rest_hold.density says: the ski rental,
     with the last rest's length as a prediction of this one's, its rest
-    spread over no less than its rate window (``window_s``). (Spread over
+    spread over no less than its rate window. (Spread over
     an hour at least, a rest just begun gave its cache to any taker
     saving more than that: wide host 1, a scan resting 600 s of every
     1,800 gave a uniform reader 192 MiB at each rest and re-read 819 MiB
-    at each return.)
+    at each return.) ``window``: (its rate window in s, its scan's reach
+    in MiB or None, first_reuse.Reach.scanned_mb).
     """
+    window_s, scanned_mb = window
     rest = (rest_hold.rest_since(guest, quiet),
             rest_hold.returned_at(guest, quiet),
             rest_hold.rested_s(guest, quiet))
     return dict(
         rest_since=rest[0], returned_at=rest[1], rested_s=rest[2],
-        reread_mb=rest_hold.reread_mb(guest, rest[0]),
+        reread_mb=rest_hold.reread_mb(guest, rest[0], scanned_mb),
         hold_density=rest_hold.density(guest, rest, window_s))
 
 

@@ -249,6 +249,30 @@ class TestRestingGuestInAPlan(testtools.TestCase):
         self.assertAlmostEqual(1 / HOUR_S, utility.value_curve(
             measured(0.5), CFG).loss_at(256, 64))
 
+    def test_a_scan_that_no_longer_fits_re_reads_all_its_reach(self):
+        # A scan over 1,700 MiB, with 1,536 MiB active, which the host
+        # measured reading 4 MiB/s at 1,024 MiB: its return reads its
+        # whole reach again once its cache holds less, however little it
+        # gave.
+        def scan(*seen):
+            return rested_since(self.resting, self.now,
+                                returned_at=self.now - 600,
+                                scanned_mb=1700.0, reuse_mb=1700.0,
+                                seen=[list(x) for x in seen])
+        here = (2048, 0.0, 64, self.now - 60, 0.0, 3)
+        curve = utility.value_curve(
+            scan(here, (1024, 0.0, 64, self.now - 300, 4.0, 3)), CFG)
+        self.assertEqual(1700, curve.reread_mb)
+        self.assertEqual(1792 - 1700, curve.held_from_mb)
+        self.assertEqual(0.0, curve.loss_at(0, 64))
+        self.assertAlmostEqual(1700 / 64 / WINDOW_S, curve.loss_at(64, 64))
+        self.assertAlmostEqual(1700 / 128 / WINDOW_S,
+                               curve.loss_at(64, 128))
+        # Never measured reading smaller, it is not taken at its claim:
+        # one re-read per MiB.
+        claimed = utility.value_curve(scan(here), CFG)
+        self.assertAlmostEqual(1 / WINDOW_S, claimed.loss_at(64, 64))
+
     def test_a_guest_that_runs_holds_nothing(self):
         # Its CPUs busy: its data fits and is read from its cache; what
         # keeps that is its active list as the knee (cache_value), not
