@@ -90,8 +90,8 @@ class ValueCurve:
     activated_base: int = None
     # While it rests: when the rest began, MiB of its cache its return
     # re-reads (rest_hold.reread_mb), and what giving them (all it gives
-    # beyond held_from_mb) costs per MiB (rest_hold.density); when it last
-    # came back from a rest.
+    # beyond held_from_mb) costs per MiB of re-read (rest_hold.density;
+    # see return_cost); when it last came back from a rest.
     rest_since: float = None
     reread_mb: int = None
     hold_density: float = 0.0
@@ -463,14 +463,14 @@ def _rest_fields(guest, quiet, window):
 
     ``quiet``: it reads nothing and its CPUs idle (mrc.cpu_idle), which
     is how a rest shows. Where it came back from a rest before, its
-    active list is priced as rest_hold.density says: the ski rental,
-    with the last rest's length as a prediction of this one's, its rest
-    spread over no less than its rate window. (Spread over
-    an hour at least, a rest just begun gave its cache to any taker
-    saving more than that: wide host 1, a scan resting 600 s of every
-    1,800 gave a uniform reader 192 MiB at each rest and re-read 819 MiB
-    at each return.) ``window``: (its rate window in s, its scan's reach
-    in MiB or None, first_reuse.Reach.scanned_mb).
+    active list (or a scan's reach) is priced as rest_hold.density
+    says: the ski rental, with the last rest's length as a prediction of
+    this one's, its rest spread over no less than its rate window.
+    (Spread over an hour at least, a rest just begun gave its cache to
+    any taker saving more than that: wide host 1, a scan resting 600 s
+    of every 1,800 gave a uniform reader 192 MiB at each rest and
+    re-read 819 MiB at each return.) ``window``: (its rate window in s,
+    its scan's reach in MiB or None, first_reuse.Reach.scanned_mb).
     """
     window_s, scanned_mb = window
     rest = (rest_hold.rest_since(guest, quiet),
