@@ -215,10 +215,10 @@ class TestRestingGuestInAPlan(testtools.TestCase):
         given, _ = self.given(later, 2.0)
         self.assertEqual(448, given)
 
-    def rested(self, rest_s):
-        """The resting guest, its rest ``rest_s`` long now."""
+    def rested(self, rest_s, **state):
+        """The resting guest, its rest ``rest_s`` long now, and ``state``."""
         return rested_since(self.resting, self.now - rest_s,
-                            returned_at=self.now - rest_s - 600)
+                            returned_at=self.now - rest_s - 600, **state)
 
     def test_a_taker_gets_it_once_its_saving_paid_the_re_read(self):
         # The ski rental: after an hour's rest, a taker whose saving over
@@ -235,11 +235,9 @@ class TestRestingGuestInAPlan(testtools.TestCase):
         # return reads that much more for a rate window (60 s) at least,
         # 2.8 MiB per MiB given, not one.
         def measured(reads_below_mb_s):
-            return rested_since(self.resting, self.now - HOUR_S,
-                                returned_at=self.now - HOUR_S - 600, seen=[
-                                    [2048, 0.0, 64, self.now - 60, 0.0, 3],
-                                    [1792, 0.0, 64, self.now - 300,
-                                     reads_below_mb_s, 3]])
+            return self.rested(HOUR_S, seen=[
+                [2048, 0.0, 64, self.now - 60, 0.0, 3],
+                [1792, 0.0, 64, self.now - 300, reads_below_mb_s, 3]])
         curve = utility.value_curve(measured(12.0), CFG)
         self.assertAlmostEqual(12.0 / 256 * WINDOW_S / HOUR_S,
                                curve.loss_at(256, 64))
@@ -255,10 +253,8 @@ class TestRestingGuestInAPlan(testtools.TestCase):
         # whole reach again once its cache holds less, however little it
         # gave.
         def scan(*seen):
-            return rested_since(self.resting, self.now,
-                                returned_at=self.now - 600,
-                                scanned_mb=1700.0, reuse_mb=1700.0,
-                                seen=[list(x) for x in seen])
+            return self.rested(0, scanned_mb=1700.0, reuse_mb=1700.0,
+                               seen=[list(x) for x in seen])
         here = (2048, 0.0, 64, self.now - 60, 0.0, 3)
         curve = utility.value_curve(
             scan(here, (1024, 0.0, 64, self.now - 300, 4.0, 3)), CFG)
