@@ -31,8 +31,13 @@ saves all it reads once it comes round. It cannot save more than that:
 all of it is traded where a taker saves more than the pass reads
 (wide host 570: a 2.4 GiB scan at 1 MiB/s, 40 minutes into its first
 pass, kept 576 MiB free beside a 1.8 GiB scan at 12 MiB/s that lacked
-them to fit; 23.1 GiB read, now 7.1). Nothing is remembered of it: no
-cliff was placed.
+them to fit; 23.1 GiB read, now 7.1). All of it at once: the
+water-filling's step at a time saves a taker that little that no step
+pays for the pass's reads (wide host 9: a 36 GiB stream at 1 MiB/s kept
+1.2 GiB free for 40 minutes beside a uniform reader over 6 GiB). And a
+trial may take it, as it takes a fitted scan's block: the pass's reads
+price its memory at the most it could save. Nothing is remembered of
+it: no cliff was placed.
 """
 
 import dataclasses
@@ -106,9 +111,8 @@ def trade(host, cfg, params, curves, up, moves):
     taker per trade: what several would save together is several curves'
     claims added up, and random host 197 gave a fitted scan's 6 MiB/s
     for a neighbour's 6 and a third guest's claim of 1.5 more (it saved
-    0.8). Where none pays by the takers' curves, a trial of a fitted
-    scan's block (:func:`unplaced_refaults_mb_s`) may: the same takers
-    weighed again.
+    0.8). Where none pays by the takers' curves, a trial of a block
+    (:func:`unplaced_refaults_mb_s`) may: the same takers weighed again.
     """
     market = (host, cfg, params, curves, up, moves)
     return _best(market, _curve_saving) or _best(market, _trial_saving)
@@ -125,9 +129,7 @@ def _best(market, saving):
     best, bounds = None, None
     for uuid, curve in sorted(curves.items()):
         block = _scan_block(host, cfg, curve, uuid)
-        if block is None and saving is _curve_saving:
-            # A trial weighs a fitted scan's block alone: what a first
-            # pass costs is a guess, as its reuse has not shown yet.
+        if block is None:
             block = _pass_block(host, cfg, params, curve, uuid)
         if block is None:
             continue
@@ -135,9 +137,12 @@ def _best(market, saving):
         # water-filling moved nothing comes here.
         bounds = bounds if bounds is not None else _bounds(
             host, curves, up, saving)
+        # Offered whole: the water-filling gives a first pass's memory a
+        # step at a time (utility._first_pass_room), the trade all of it.
         free = dataclasses.replace(
             curve, held_cliff=None, loss_density=0.0,
-            no_loss_mb=block.room_mb, donate_mb=block.room_mb)
+            no_loss_mb=block.room_mb, donate_mb=block.room_mb,
+            first_pass=False)
         cost = block.reads_mb_s * (1 + params.value_band)
         takers = [x for x in bounds if x[1] != uuid][:MAX_TAKERS]
         for bound, taker in takers:

@@ -261,6 +261,39 @@ class TestFirstPassTrade(testtools.TestCase):
         # value_band): the pass keeps its memory.
         self.assertEqual([], self.plan(first_pass(), short(0.5)).moves)
 
+    def test_all_of_it_at_once_where_a_step_would_not_pay(self):
+        # Its pass so far (400 MiB) fitted would save 3.8 MiB/s per GiB,
+        # more than the taker's next MiB (2 MiB/s over 896 MiB): the
+        # water-filling gives a step that leaves its shadow entries their
+        # reach, 200 MiB, which save the taker 0.45 MiB/s. The trade
+        # offers all of it: 896 MiB save 2.0, more than the pass's 1.0.
+        donor = dataclasses.replace(first_pass(1.0), policy_state={
+            utility.STATE_KEY: {'fresh_mb': 400}})
+        taker = short(2.0)
+        plan = self.plan(donor, taker)
+        moves = {m.instance: m for m in plan.moves}
+        self.assertEqual(896, moves[taker.uuid].delta_mb)
+        self.assertIn("a trade: saves 2.000 MiB/s for a first pass's "
+                      '1.000', moves[taker.uuid].reason)
+
+    def test_a_trial_may_take_it(self):
+        # The pass reads 1.5 MiB/s: the taker's curve saves less than
+        # that and the value band with all the pass has free, its 3.5
+        # MiB/s of refaults (test_refaults_it_cannot_place_try_a_fitted_
+        # scans_block) could save more. Tried, as a probe the next
+        # windows measure.
+        donor, taker = first_pass(1.5), outgrown(3.5)
+        room_mb = cliff_trade._pass_block(
+            factory.host([donor]), CFG, utility.UtilityParams(),
+            utility.value_curve(donor, CFG), donor.uuid).room_mb
+        self.assertLess(utility.value_curve(taker, CFG).gain(room_mb), 1.8)
+        moves = {m.instance: m for m in self.plan(donor, taker).moves}
+        self.assertEqual((room_mb, -room_mb), (moves[taker.uuid].delta_mb,
+                                               moves[donor.uuid].delta_mb))
+        self.assertIn('utility (probe)', moves[taker.uuid].reason)
+        self.assertIn("a trial trade: saves up to 3.500 MiB/s for a first "
+                      "pass's 1.500", moves[taker.uuid].reason)
+
     def test_not_once_its_reuse_shows(self):
         # The same guest refaulting what it reads: no first pass.
         donor = dataclasses.replace(first_pass(), sample=dataclasses.replace(

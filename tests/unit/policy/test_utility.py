@@ -243,6 +243,31 @@ class TestUtilityPlan(testtools.TestCase):
             rereads, (2048, 0.0, 256, now - 120, 1.0, 3, None, 1.01), once),
             streams]), CFG).moves)
 
+    def test_no_tie_takes_a_donor_where_the_host_measured_more_reads(self):
+        # The tie of test_a_tie_is_broken_by_cache_utilization, the donor
+        # shrunk within its rate window (no clean measurement of it). It
+        # reads nothing now, but the host measured it reading 1 MiB/s
+        # where the step takes it (three windows): its cache saves that.
+        rereads = factory.guest(1, active_mb=1500, inactive_mb=292,
+                                read_mb_s=1.0)
+        streams = shrunk_by(factory.guest(
+            2, active_mb=100, inactive_mb=1692, read_since_boot_mb=20000),
+            256)
+        now = streams.sample.timestamp
+        step = -{m.instance: m.delta_mb for m in utility.plan(factory.host(
+            [rereads, streams]), CFG).moves}[streams.uuid]
+
+        def measured(size_mb, disk_mb_s):
+            return utility.plan(factory.host([rereads, remembering(
+                streams, (size_mb, 0.0, 256, now - 600, disk_mb_s, 3))]),
+                CFG).moves
+        bottom = streams.actual_mb - step
+        self.assertEqual([], measured(bottom, 1.0))
+        self.assertEqual([], measured(
+            bottom - utility.mrc.EMPIRICAL_REACH_MB, 1.0))
+        # Reading as much there (within the noise), it gives as before.
+        self.assertTrue(measured(bottom, 0.05))
+
     def test_a_first_pass_keeps_its_memory_in_a_tie(self):
         # It has read 3 GiB since it booted, re-read none of it and hits
         # nothing in its cache: a scan whose reuse has not come round yet
