@@ -34,7 +34,7 @@ pass, kept 576 MiB free beside a 1.8 GiB scan at 12 MiB/s that lacked
 them to fit; 23.1 GiB read, now 7.1). All of it at once: the
 water-filling's step at a time saves a taker that little that no step
 pays for the pass's reads (wide host 9: a 36 GiB stream at 1 MiB/s kept
-1.2 GiB free for 40 minutes beside a uniform reader over 6 GiB). And a
+1.2 GiB free for half an hour beside a uniform reader over 6 GiB). And a
 trial may take it, as it takes a fitted scan's block: the pass's reads
 price its memory at the most it could save. Nothing is remembered of
 it: no cliff was placed.
