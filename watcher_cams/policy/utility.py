@@ -429,7 +429,10 @@ def _read_more_below(donor, amount_mb):
     weighs one), more than it reads now by mrc.NOISE_SHARE and
     mrc.READ_MB_S. A tie is where the counters cannot tell the guests
     apart; the host's reads can, even in a window a shrink's echo still
-    blurs (it re-reads what it lost, and reads no less). Wide host 64: a
+    blurs, where the curve has no measurement at its size to go by (such
+    a window may read less than the guest will there: the veto then
+    keeps memory it might have given, never gives memory it should have
+    kept). Wide host 64: a
     fitted 1.6 GiB scan at 1,920 MiB, reading nothing, measured at 1,664
     reading 1 MiB/s, was taken to 384 MiB in five ties and read 1 MiB/s
     for 35 minutes.
