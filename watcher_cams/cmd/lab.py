@@ -118,6 +118,16 @@ def _compare(parser, args):
         parser.error(str(exc))
     for line in compare.lines(summaries, args.top):
         print(line)
+    if args.by_workload:
+        try:
+            excess = compare.by_workload(
+                compare.load(args.base), compare.load(args.new),
+                args.strategy, args.by_workload)
+        except compare.CompareError as exc:
+            parser.error(str(exc))
+        print()
+        for line in compare.workload_lines(excess, args.by_workload):
+            print(line)
     if args.plot:
         from watcher_cams.lab.sim import plots
         print('wrote %s' % plots.compare_changes(summaries, args.plot))
@@ -442,6 +452,10 @@ def _add_compare(sub):
                            'most, per scenario')
     comp.add_argument('--plot', help='also draw each point\'s change into '
                       'this PNG')
+    comp.add_argument('--by-workload', metavar='REFERENCE',
+                      help='also sum what each kind of guest of the new run '
+                           'read more and less than under this strategy '
+                           '(oracle, static, cams-paper), by what it runs')
     comp.set_defaults(func=_compare)
 
 

@@ -7,6 +7,7 @@ import testtools
 
 from watcher_cams.cmd import lab as lab_cmd
 from watcher_cams.lab.sim import compare
+from watcher_cams.lab.sim import experiment
 
 GIB = 1024 ** 3
 
@@ -89,6 +90,71 @@ class TestCompare(testtools.TestCase):
                           base_run(), base_run(), 'sms')
 
 
+def with_guests(r, **guests):
+    """Row ``r`` with ``guests``: {name: (GiB read, workload or None)}."""
+    r['guests'] = {n: dict({'disk_read_bytes': int(gib * GIB)}, **(
+        {'workload': kind} if kind else {}))
+        for n, (gib, kind) in guests.items()}
+    return r
+
+
+def workload_runs():
+    """Two hosts: utility against the oracle, guest by guest.
+
+    seed-1's scan reads 3 GiB more, its uniform reader 1 less; seed-2's
+    scan 0.5 more and its idle guest as much; a guest of an old run has
+    no workload.
+    """
+    base = [
+        with_guests(row('seed-1', 'oracle', 5.0),
+                    a=(1.0, 'idle, then scan'), b=(4.0, 'uniform')),
+        with_guests(row('seed-2', 'oracle', 2.0),
+                    a=(2.0, 'idle, then scan'), c=(0.0, 'idle'),
+                    d=(0.0, None))]
+    new = [
+        with_guests(row('seed-1', 'utility', 7.0),
+                    a=(4.0, 'idle, then scan'), b=(3.0, 'uniform')),
+        with_guests(row('seed-2', 'utility', 2.5),
+                    a=(2.5, 'idle, then scan'), c=(0.0, 'idle'),
+                    d=(9.0, None))]
+    return base, new
+
+
+class TestByWorkload(testtools.TestCase):
+    def test_each_kind_sums_what_its_guests_read_more_and_less(self):
+        excess = compare.by_workload(*workload_runs())
+        self.assertEqual(
+            [('idle, then scan', 2, 3.5, 0.0), ('idle', 1, 0.0, 0.0),
+             ('uniform', 1, 0.0, 1.0)],
+            [(w.workload, w.guests, w.more_gib, w.less_gib)
+             for w in excess])
+
+    def test_the_new_run_s_own_reference_comes_first(self):
+        base, new = workload_runs()
+        new.append(with_guests(row('seed-1', 'oracle', 7.0),
+                               a=(4.0, 'idle, then scan'),
+                               b=(3.0, 'uniform')))
+        excess = {w.workload: w.more_gib
+                  for w in compare.by_workload(base, new)}
+        self.assertEqual(0.5, excess['idle, then scan'])
+
+    def test_without_a_workload_or_a_reference_it_is_an_error(self):
+        base, new = workload_runs()
+        self.assertRaises(compare.CompareError, compare.by_workload,
+                          base, new, 'utility', 'static')
+        self.assertRaises(compare.CompareError, compare.by_workload,
+                          base_run(), base_run())
+
+    def test_rows_of_a_run_keep_what_each_guest_runs(self):
+        spec = {'guests': [{'name': 'g0', 'phases': [
+            {'pattern': 'idle'}, {'pattern': 'scan'}]}]}
+        r = experiment.memory_row(
+            'random-hosts', experiment.Point('seed-1', {}, dict(
+                spec, host={'disk_mb_s': 100.0})),
+            'utility', {'g0': 1024}, {'g0': 512}, None)
+        self.assertEqual('idle, then scan', r['guests']['g0']['workload'])
+
+
 class TestCommand(testtools.TestCase):
     def setUp(self):
         super().setUp()
@@ -116,6 +182,19 @@ class TestCommand(testtools.TestCase):
         self.assertIn('random-hosts, gained most: seed-1', text)
         self.assertIn('wrote %s' % png, text)
         self.assertTrue(os.path.getsize(png) > 1000)
+
+    def test_prints_what_each_kind_of_guest_read_more(self):
+        # One run with the oracle in it, against itself.
+        rows = sum(workload_runs(), [])
+        run = self.run_dir('run', rows)
+        self.assertEqual(0, lab_cmd.main(['compare', run, run,
+                                          '--by-workload', 'oracle']))
+        text = self.stdout.getvalue()
+        self.assertIn('GiB read more than oracle', text)
+        self.assertIn('idle, then scan  2       3.50', text)
+        exc = self.assertRaises(SystemExit, lab_cmd.main, [
+            'compare', run, run, '--by-workload', 'static'])
+        self.assertEqual(2, exc.code)
 
     def test_a_missing_or_broken_run_is_a_usage_error(self):
         base = self.run_dir('base', base_run())

@@ -141,6 +141,65 @@ def _misses_target(own, other, keys, factor, key):
     return (own[(point, strategy)].get(key) or 0) > factor * reference[key]
 
 
+@dataclasses.dataclass
+class WorkloadExcess:
+    """What one kind of guest read under a strategy, against a reference."""
+
+    workload: str
+    guests: int
+    # GiB summed over the guests that read more than under the reference,
+    # and over those that read less.
+    more_gib: float
+    less_gib: float
+
+
+def by_workload(base, new, strategy='utility', reference='oracle'):
+    """[WorkloadExcess] of ``new``'s ``strategy`` rows, most read more first.
+
+    Each guest's reads less its reads under ``reference`` at the same
+    point (the reference row of ``new`` where it ran it, else of
+    ``base``), summed by what the guest runs (its figures' ``workload``:
+    experiment.workload). Which kinds of guest a strategy's excess over
+    the oracle lies with says where to look: a sum over hundreds of
+    hosts hides it. Guests without a workload (runs made before it was
+    kept) are left out.
+    """
+    own, other = _by_scenario_point(new), _by_scenario_point(base)
+    found = {}
+    for (scenario, point, label), row in own.items():
+        key = (scenario, point, reference)
+        ref = own.get(key) or other.get(key)
+        if label != strategy or ref is None:
+            continue
+        for name, guest in (row.get('guests') or {}).items():
+            kind = guest.get('workload')
+            theirs = (ref.get('guests') or {}).get(name)
+            if kind is None or theirs is None:
+                continue
+            gib = (guest['disk_read_bytes'] - theirs['disk_read_bytes']) / GIB
+            count, more, less = found.get(kind, (0, 0.0, 0.0))
+            found[kind] = (count + 1, more + max(gib, 0.0),
+                           less + max(-gib, 0.0))
+    if not found:
+        raise CompareError('no guest of strategy %r has a workload and a '
+                           '%r row to compare with' % (strategy, reference))
+    return sorted((WorkloadExcess(k, *v) for k, v in found.items()),
+                  key=lambda w: (-w.more_gib, w.workload))
+
+
+def _by_scenario_point(rows):
+    return {(r['scenario'], r['point'], r['strategy']): r for r in rows}
+
+
+def workload_lines(excess, reference='oracle'):
+    """:func:`by_workload`'s result as a table."""
+    return [tables.table(
+        ('guests that run', 'guests', 'GiB read more than %s' % reference,
+         'GiB read less'),
+        [(w.workload, w.guests, '%.2f' % w.more_gib, '%.2f' % w.less_gib)
+         for w in excess])]
+
+
 def lines(summaries, top=8):
     """The comparison as text: the sums, the targets, the largest changes."""
     out = [tables.table(

@@ -59,6 +59,16 @@ def hotcold_miss(r):
     return 1 - r['guests']['hotcold']['io_reduction'] if r else None
 
 
+def workload(guest_spec):
+    """What a guest runs: its phases' patterns in order ('idle, then scan').
+
+    Kept in each guest's figures, so that what a strategy reads more or
+    less than another can be summed by the kind of guest that read it
+    (compare.by_workload) without the scenario at hand.
+    """
+    return ', then '.join(p['pattern'] for p in guest_spec['phases'])
+
+
 def memory_row(scenario, point, label, app, disk, paper, sizes=None,
                **extra):
     """A results row from per-guest application and disk KiB.
@@ -70,6 +80,9 @@ def memory_row(scenario, point, label, app, disk, paper, sizes=None,
     guests = {n: guest_figures(app[n], disk[n]) for n in app}
     for n, mb in (sizes or {}).items():
         guests[n]['mean_size_mb'] = mb
+    for g in point.spec.get('guests', ()):
+        if g['name'] in guests:
+            guests[g['name']]['workload'] = workload(g)
     return row(scenario, point.label, label, app_kb, disk_kb, paper,
                guests=guests,
                read_time_s=round(read_time_s(
