@@ -111,20 +111,15 @@ def _simulate(parser, args):
 def _compare(parser, args):
     from watcher_cams.lab.sim import compare
     try:
-        summaries = compare.compare(compare.load(args.base),
-                                    compare.load(args.new), args.strategy,
-                                    args.threshold)
+        base, new = compare.load(args.base), compare.load(args.new)
+        summaries = compare.compare(base, new, args.strategy, args.threshold)
+        excess = args.by_workload and compare.by_workload(
+            base, new, args.strategy, args.by_workload)
     except compare.CompareError as exc:
         parser.error(str(exc))
     for line in compare.lines(summaries, args.top):
         print(line)
-    if args.by_workload:
-        try:
-            excess = compare.by_workload(
-                compare.load(args.base), compare.load(args.new),
-                args.strategy, args.by_workload)
-        except compare.CompareError as exc:
-            parser.error(str(exc))
+    if excess:
         print()
         for line in compare.workload_lines(excess, args.by_workload):
             print(line)

@@ -164,22 +164,14 @@ def by_workload(base, new, strategy='utility', reference='oracle'):
     hosts hides it. Guests without a workload (runs made before it was
     kept) are left out.
     """
-    own, other = _by_scenario_point(new), _by_scenario_point(base)
     found = {}
-    for (scenario, point, label), row in own.items():
-        key = (scenario, point, reference)
-        ref = own.get(key) or other.get(key)
-        if label != strategy or ref is None:
-            continue
-        for name, guest in (row.get('guests') or {}).items():
-            kind = guest.get('workload')
-            theirs = (ref.get('guests') or {}).get(name)
-            if kind is None or theirs is None:
-                continue
-            gib = (guest['disk_read_bytes'] - theirs['disk_read_bytes']) / GIB
-            count, more, less = found.get(kind, (0, 0.0, 0.0))
-            found[kind] = (count + 1, more + max(gib, 0.0),
-                           less + max(-gib, 0.0))
+    for scenario in dict.fromkeys(r['scenario'] for r in new):
+        own = experiment.by_point(new, scenario)
+        other = experiment.by_point(base, scenario)
+        for (point, label), row in own.items():
+            ref = own.get((point, reference)) or other.get((point, reference))
+            if label == strategy and ref is not None:
+                _add_guests(found, row, ref)
     if not found:
         raise CompareError('no guest of strategy %r has a workload and a '
                            '%r row to compare with' % (strategy, reference))
@@ -187,8 +179,17 @@ def by_workload(base, new, strategy='utility', reference='oracle'):
                   key=lambda w: (-w.more_gib, w.workload))
 
 
-def _by_scenario_point(rows):
-    return {(r['scenario'], r['point'], r['strategy']): r for r in rows}
+def _add_guests(found, row, ref):
+    """Add ``row``'s guests less ``ref``'s to ``found`` ({workload: sums})."""
+    for name, guest in (row.get('guests') or {}).items():
+        kind = guest.get('workload')
+        theirs = (ref.get('guests') or {}).get(name)
+        if kind is None or theirs is None:
+            continue
+        gib = (guest['disk_read_bytes'] - theirs['disk_read_bytes']) / GIB
+        count, more, less = found.get(kind, (0, 0.0, 0.0))
+        found[kind] = (count + 1, more + max(gib, 0.0),
+                       less + max(-gib, 0.0))
 
 
 def workload_lines(excess, reference='oracle'):
