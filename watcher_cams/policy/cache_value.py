@@ -336,7 +336,7 @@ def value_curve(guest, cfg, params):
         guest, (cfg, params), (r, disk, inactive_hits),
         (segments, filling, resized, quiet, free_mb), past)
     resumed = mrc.resumed_from(guest, idle, seen)
-    reach = first_reuse.tracked(past.reach, guest, r, disk)
+    reach = first_reuse.tracked(past.reach, guest, r, disk, resized)
     base = grow_check.full_base(guest, segments, (disk, resized, free_mb),
                                 cfg, params)
     seen, clean, belied = _measuring(guest, cfg, seen, (

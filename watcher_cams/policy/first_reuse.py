@@ -57,6 +57,14 @@ class Reach:
     # None before: a reader of random blocks over far more than it caches
     # re-reads a block now and then, which also places a reach.
     scanned_mb: float = None
+    # In a pass that outran its shadow entries and then grew: what it read
+    # since it began as counted from the most those entries remembered at
+    # the grow (:func:`_grown`); None: no such grow. In a reach placed from
+    # it, that count (an upper bound) placed it.
+    grown_mb: float = None
+    # How much further that count lies than the least they surely
+    # remembered: the reach lies at most this far below it.
+    slack_mb: float = None
 
     def to_state(self):
         """The policy state's entries (utility._remember).
@@ -70,7 +78,8 @@ class Reach:
 
 
 # The Reach fields the policy state keeps, in Reach's order.
-_STATE_FIELDS = ('fresh_mb', 'reuse_mb', 'scanned_mb')
+_STATE_FIELDS = ('fresh_mb', 'reuse_mb', 'scanned_mb', 'grown_mb',
+                 'slack_mb')
 
 
 def remembered(state):
@@ -88,21 +97,22 @@ def _mb(value):
     return mb if math.isfinite(mb) and mb >= 0 else None
 
 
-def tracked(reach, guest, r, reads_mb_s):
+def tracked(reach, guest, r, reads_mb_s, resized=0):
     """``reach`` after the window of rates ``r`` (model.GuestRates).
 
     ``reads_mb_s``: what the guest read (the host's measure where it has
-    one). A window that read at least WINDOW_MB and refaulted (next to)
-    nothing continues a first pass; the pass began with the first such
-    window or, where the guest re-read nothing of what it read since it
-    booted and its reads never showed a new workload, at boot
-    (:func:`_read_before_pass_mb`). The first window that refaults more
-    ends it: what it read until then, and the part of that window's reads
-    that were not re-reads, is the reach, if it exceeds the guest's cache
-    by a window's reads at least and lies within what its shadow entries
-    can remember (its file LRU and mrc.SHADOW_REACH more):
-    :func:`_placed`. That
-    window confirms it if it re-reads as a scan does (SCAN_SHARE:
+    one); ``resized``: +1 where the balloon grew it within the window
+    (cache_window.resized_in_window). A window that read at least
+    WINDOW_MB and refaulted (next to) nothing continues a first pass; the
+    pass began with the first such window or, where the guest re-read
+    nothing of what it read since it booted and its reads never showed a
+    new workload, at boot (:func:`_read_before_pass_mb`); a grow bounds
+    its count (:func:`_grown`). The first window that refaults more ends
+    it: what it read until then, and the part of that window's reads that
+    were not re-reads, is the reach, if it exceeds the guest's cache by a
+    window's reads at least and lies within what its shadow entries can
+    remember (its file LRU and mrc.SHADOW_REACH more): :func:`_placed`.
+    That window confirms it if it re-reads as a scan does (SCAN_SHARE:
     ``scanned_mb``; its pass came round early in it); otherwise the next
     window that refaults confirms it so, or drops it (see
     :func:`unconfirmed`); a confirmed reach goes too once a window
@@ -112,6 +122,8 @@ def tracked(reach, guest, r, reads_mb_s):
     pass.
     """
     read_mb = reads_mb_s * r.interval_s
+    if resized > 0:
+        reach = _grown(reach, guest)
     refault_mb = min(read_mb, r.refault_s * model.MB_PER_PAGE * r.interval_s)
     if not _counts(read_mb, refault_mb):
         return reach
@@ -123,23 +135,76 @@ def tracked(reach, guest, r, reads_mb_s):
         fresh = reach.fresh_mb
         if fresh is None:
             fresh = _read_before_pass_mb(guest)
-        return dataclasses.replace(reach, fresh_mb=fresh + read_mb)
+        grown = reach.grown_mb
+        return dataclasses.replace(
+            reach, fresh_mb=fresh + read_mb,
+            grown_mb=None if grown is None else grown + read_mb)
     if reach.fresh_mb is None:
         if reach.reuse_mb is not None and reach.scanned_mb is None:
             # Re-read as a reader of random blocks does, not as a scan.
             return Reach()
         return reach
-    return _placed(reach.fresh_mb, guest, (read_mb, refault_mb, activated_mb))
+    return _placed(reach, guest, (read_mb, refault_mb, activated_mb))
 
 
-def _placed(fresh_mb, guest, window):
+def _grown(reach, guest):
+    """``reach`` at a grow of its guest: a first pass's count bounded.
+
+    A scan whose reach lies further back than its shadow entries remember
+    re-reads nothing it can show, however long it runs: its "first pass"
+    goes on round after round. Grown from a file LRU of L MiB (the stream
+    probe's step), its first refault re-reads the oldest page an entry
+    still remembers: what it reads from the grow to there is its reach
+    less what it held and remembered then, L and SURE_SHADOW_LRUS to
+    mrc.SHADOW_REACH LRUs more (4 in the simulator, 2 to 8 in a kernel).
+    Counted from the pass's start instead, the rounds nobody saw placed
+    wide host 37's 1.6 GiB scan at 4.3 GiB, beyond its maximum: priced as
+    a scan that never fits. The count from the most they remembered
+    (``grown_mb``) is the upper bound placed, ``slack_mb`` how far the
+    reach may lie below it; a reach placed too far leaves its cache's
+    memory unused, which goes back, one placed too short fits nothing.
+    """
+    if reach.fresh_mb is None:
+        return reach
+    lru_mb = guest.previous.file_lru_mb
+    count, slack = ((reach.fresh_mb, 0.0) if reach.grown_mb is None
+                    else (reach.grown_mb, reach.slack_mb))
+    low = min(count - slack, (1 + SURE_SHADOW_LRUS) * lru_mb)
+    high = min(count, (1 + mrc.SHADOW_REACH) * lru_mb)
+    return dataclasses.replace(reach, grown_mb=high, slack_mb=high - low)
+
+
+def _bounded_reuse(reach, guest, read_mb, refault_mb):
+    """(MiB a pass read to its first re-read, MiB it may be less), or None.
+
+    Counted from its start, or where it grew (:func:`_grown`): that count
+    where the guest's maximum holds it; its maximum where only a count
+    within the slack would fit there (a scan tried at the most it may
+    have: scan_cliffs tries it as far as the host can give); the count
+    from its start where not even the least count would fit, as before
+    any grow (a scan larger than its flavor, a workload that changed in
+    the pass). None: nothing placed.
+    """
+    whole = reach.fresh_mb + read_mb - refault_mb
+    if reach.grown_mb is None:
+        return whole, None
+    high = reach.grown_mb + read_mb - refault_mb
+    room_mb = guest.max_mb - guest.sample.used_mb
+    if high <= room_mb:
+        return high, reach.slack_mb
+    if high - reach.slack_mb <= room_mb:
+        return room_mb, room_mb - (high - reach.slack_mb)
+    return whole, None
+
+
+def _placed(reach, guest, window):
     """The Reach a first pass's end places, or Reach() where none.
 
-    ``fresh_mb``: what the pass read before the ``window`` (MiB read,
-    refaulted, activated) whose refaults ended it.
+    ``reach``: the pass before the ``window`` (MiB read, refaulted,
+    activated) whose refaults ended it.
     """
     read_mb, refault_mb, activated_mb = window
-    reuse = fresh_mb + read_mb - refault_mb
+    reuse, slack = _bounded_reuse(reach, guest, read_mb, refault_mb)
     if reuse < guest.sample.file_lru_mb + WINDOW_MB:
         # Re-read as soon as its cache was full: a reader of random
         # blocks (or a claim), not a scan whose reach shows.
@@ -153,8 +218,8 @@ def _placed(fresh_mb, guest, window):
     if rereads_as_scan(read_mb, refault_mb, activated_mb):
         # No reader of random blocks re-reads so in the window its first
         # re-read falls in: its refaults begin with a block now and then.
-        return Reach(reuse_mb=reuse, scanned_mb=reuse)
-    return Reach(reuse_mb=reuse)
+        return Reach(reuse_mb=reuse, scanned_mb=reuse, slack_mb=slack)
+    return Reach(reuse_mb=reuse, slack_mb=slack)
 
 
 def _rereads_checked(reach, read_mb, refault_mb, activated_mb):
@@ -295,13 +360,24 @@ def cliff(curve, guest):
     if curve.reach.reuse_mb is None:
         return None
     fits_mb = guest.sample.used_mb + curve.reach.reuse_mb
+    if fits_mb <= passed_mb(curve, guest) or fits_mb > guest.max_mb:
+        return None
+    return fits_mb, curve.refault_mb_s / max(fits_mb - guest.actual_mb, 1.0)
+
+
+def passed_mb(curve, guest):
+    """The largest size (MiB) measured reading as much as now, or 0.
+
+    Its measurements (``curve``: its cache_value.ValueCurve) that read
+    within mrc.NOISE_SHARE of what it reads now, and its size now where
+    its window is clean (neither resized nor filling): a scan's cliff
+    lies beyond all of them.
+    """
     passed = [x.size_mb for x in curve.seen
               if x.disk_mb_s >= curve.disk_mb_s * (1 - mrc.NOISE_SHARE)]
     if not (curve.resized or curve.filling):
         passed.append(guest.actual_mb)
-    if fits_mb <= max(passed, default=0) or fits_mb > guest.max_mb:
-        return None
-    return fits_mb, curve.refault_mb_s / max(fits_mb - guest.actual_mb, 1.0)
+    return max(passed, default=0)
 
 
 def held_cliff(curve, guest):

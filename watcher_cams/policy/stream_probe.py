@@ -13,6 +13,13 @@ from watcher_cams.policy import guards
 from watcher_cams.policy import mrc
 from watcher_cams.policy import probes
 
+# Refaults, as a share of its reads, of a guest that re-reads nothing: a
+# scan whose reuse lies beyond its shadow entries refaults none, a reader
+# of random blocks over D MiB about k·L/D of its reads (k LRUs of shadows
+# beyond a file LRU of L: 0.8% over 64 GiB from 128 MiB, below
+# first_reuse.FRESH_SHARE).
+NOTHING_SHARE = 0.001
+
 
 def stream_probe(host, cfg, params, curves, rooms):
     """One step toward a guest reading like a stream from too small a cache.
@@ -28,7 +35,8 @@ def stream_probe(host, cfg, params, curves, rooms):
     (:func:`_unseen_reuse_step`): the next windows show its re-reads as
     refaults, which the other rules price, or none, and the water-filling
     gives the step back, at no loss to it. Not again while the larger size
-    is remembered. Only memory a cache left unused goes to it
+    is remembered, unless it re-reads nothing at all (:func:`_barred`).
+    Only memory a cache left unused goes to it
     (:func:`_unused_room_mb`): a reader of random blocks over a terabyte
     looks the same, and the step would cost a neighbour's hot set the
     reads it serves, or a filling cache the memory it fills next, every
@@ -98,19 +106,17 @@ def _unseen_reuse_step(curve, guest, host, cfg, params):
 
     See :func:`stream_probe`: a guest with an agent (one without has
     wide_probe), its window clean, reading from disk and refaulting at
-    most first_reuse.FRESH_SHARE of it, never measured larger (while
-    remembered), whose file LRU and shadows reach less than it could ever
-    cache (guards.reachable_mb less its used memory). The step grows its
-    file LRU to a (1 + SURE_SHADOW_LRUS)th of that, within what it may
-    take this cycle.
+    most first_reuse.FRESH_SHARE of it, whose file LRU and shadows reach
+    less than it could ever cache (guards.reachable_mb less its used
+    memory), not barred by a size it was measured at (:func:`_barred`).
+    The step grows its file LRU to a (1 + SURE_SHADOW_LRUS)th of that,
+    within what it may take this cycle.
     """
     g_mb = params.granule_mb
     if (guest.host_only or curve.resized or curve.filling
             or curve.disk_mb_s < mrc.READ_MB_S
             or curve.refault_mb_s
-            > first_reuse.FRESH_SHARE * curve.disk_mb_s
-            or any(x.size_mb >= curve.size_mb + g_mb / 2
-                   for x in curve.seen)):
+            > first_reuse.FRESH_SHARE * curve.disk_mb_s):
         return 0
     lru_mb = guest.sample.file_lru_mb
     cacheable_mb = (guards.reachable_mb(host, guest, cfg)
@@ -119,7 +125,30 @@ def _unseen_reuse_step(curve, guest, host, cfg, params):
     if lru_mb * lrus >= cacheable_mb:
         return 0
     step = min(guards.room_up(guest, cfg), cacheable_mb / lrus - lru_mb)
-    return int(step - step % g_mb) if step >= g_mb else 0
+    step = int(step - step % g_mb) if step >= g_mb else 0
+    return 0 if _barred(curve, step, g_mb) else step
+
+
+def _barred(curve, step_mb, g_mb):
+    """Whether a size the guest was measured at bars a step of ``step_mb``.
+
+    Any larger one, while it refaults some of what it reads: it showed
+    what a reader of random blocks over more than it caches is (the
+    paper example's VM2, the CAMS grid's terabyte reader), and a step
+    each time that size is forgotten would cost a neighbour's hot set its
+    reads. One re-reading nothing (NOTHING_SHARE) is a stream or a scan
+    whose reuse lies beyond its shadows: a larger size barred only a step
+    no further, whose shadows reach no further back. A size measured
+    short of the step's told nothing of a scan longer than its shadows
+    reached there (wide host 131: idle, then a 1.6 GiB scan at a 128 MiB
+    file LRU; measured at 256 MiB, its shadows reaching 1.3 GiB, it was
+    not probed again, and read 8 MiB/s for 100 minutes, 29 times the
+    oracle's reads).
+    """
+    if curve.refault_mb_s > NOTHING_SHARE * curve.disk_mb_s:
+        return any(x.size_mb >= curve.size_mb + g_mb / 2 for x in curve.seen)
+    return any(x.size_mb >= curve.size_mb + step_mb - g_mb / 2
+               for x in curve.seen)
 
 
 def _unused_room_mb(curve, room_mb, params):

@@ -105,6 +105,38 @@ class TestTracked(testtools.TestCase):
         self.assertEqual(first_reuse.Reach(), after(
             first_reuse.Reach(fresh_mb=lrus_mb + 1), 6.0, 6.0))
 
+    def test_a_grow_counts_the_pass_from_what_its_shadows_remembered(self):
+        # 20,000 MiB read without a re-read: a scan whose reuse lies
+        # beyond what a 128 MiB file LRU's shadows remember. Grown, its
+        # first refault re-reads the oldest page they still remember:
+        # counted from 128 MiB and SURE_SHADOW_LRUS to SHADOW_REACH LRUs
+        # of shadows (384 to 1,152 MiB), not from the pass's start.
+        guest, r = window(8.0, actual_mb=384, active_mb=0, inactive_mb=128)
+        reach = first_reuse.tracked(first_reuse.Reach(fresh_mb=20000.0),
+                                    guest, r, 8.0, resized=1)
+        self.assertEqual(first_reuse.Reach(
+            fresh_mb=20480.0, grown_mb=1632.0, slack_mb=768.0), reach)
+        # At its first re-read (from a 448 MiB file LRU), the count from
+        # the grow places the reach, an upper bound by at most the slack.
+        self.assertEqual(first_reuse.Reach(
+            reuse_mb=1632.0, scanned_mb=1632.0, slack_mb=768.0),
+            after(reach, 8.0, 8.0, actual_mb=704, active_mb=0,
+                  inactive_mb=448))
+        # Counted from the start, it would lie beyond any shadows' reach.
+        self.assertEqual(first_reuse.Reach(), after(
+            dataclasses.replace(reach, grown_mb=None, slack_mb=None),
+            8.0, 8.0, actual_mb=704, active_mb=0, inactive_mb=448))
+        # Beyond its maximum (1,280 MiB for its cache) by less than the
+        # slack: placed at it, what lies below it the slack that is left.
+        self.assertEqual(first_reuse.Reach(
+            reuse_mb=1280.0, scanned_mb=1280.0, slack_mb=416.0),
+            after(reach, 8.0, 8.0, actual_mb=704, max_mb=1536, active_mb=0,
+                  inactive_mb=448))
+        # Beyond it by more: counted from its start, as with no grow.
+        self.assertEqual(first_reuse.Reach(), after(
+            reach, 8.0, 8.0, actual_mb=704, max_mb=1024, active_mb=0,
+            inactive_mb=448))
+
     def test_the_window_that_places_a_reach_confirms_it_as_a_scan(self):
         # Its pass came round at the window's start: all it read then
         # refaulted, none activated. Waiting a window to see that again
@@ -291,6 +323,30 @@ class TestScanCliffs(testtools.TestCase):
         # With a neighbour that may give what it lacks, it takes that.
         moves = self.moves(taker, self.neighbour(2.0))
         self.assertEqual(768, moves[taker.uuid].delta_mb)
+
+    def test_a_scan_placed_within_a_slack_is_tried_where_the_host_can(
+            self):
+        # The same host, the reach an upper bound a grow's count placed
+        # (first_reuse._grown): the scan may fit 400 MiB short of its
+        # cliff, within the 2,432 MiB the host could give it. It is tried
+        # there: it takes what the neighbour may give above its floor.
+        def placed(slack_mb, *seen):
+            taker = scan(2500)
+            return dataclasses.replace(taker, policy_state={
+                utility.STATE_KEY: {'reuse_mb': 2500, 'slack_mb': slack_mb,
+                                    'seen': [list(x) for x in seen]}})
+        neighbour = dataclasses.replace(
+            self.neighbour(2.0), sample=dataclasses.replace(
+                self.neighbour(2.0).sample, committed_as_kb=1536 * 1024))
+
+        def moves(taker):
+            host = factory.host([taker, neighbour], ram_mb=4096)
+            return {m.instance: m.delta_mb
+                    for m in utility.plan(host, CFG).moves}
+        self.assertEqual(384, moves(placed(400.0))[scan(2500).uuid])
+        # Not once it was measured there reading as much.
+        self.assertEqual(-896, moves(placed(
+            400.0, (2432, 0.0, 64, 900.0, 6.0, 3)))[scan(2500).uuid])
 
     def test_a_scan_shrunk_past_its_shadows_still_has_its_cliff(self):
         # Shrunk to 704 MiB, a scan confirmed at 2,500 MiB re-reads

@@ -1507,11 +1507,6 @@ class TestProbe(testtools.TestCase):
         self.assertIn('utility (probe)', moves[stream.uuid].reason)
         self.assertIn('too small to show a re-read',
                       moves[stream.uuid].reason)
-        # Measured larger, reading as much: a stream, not probed again.
-        tried = remembering(stream, (384, 0.0, 64, self.now - 60, 4.0, 3),
-                            (1152, 0.0, 64, self.now - 300, 4.0, 3))
-        self.assertFalse(any('probe' in m.reason
-                             for m in self.plan(tried).moves))
         # Re-reading some of what it reads, it shows what it is.
         some = factory.guest(1, actual_mb=384, active_mb=0,
                              inactive_mb=128, read_mb_s=4.0,
@@ -1529,6 +1524,36 @@ class TestProbe(testtools.TestCase):
                                    refault_s=factory.pages_s(0.3),
                                    activate_s=factory.pages_s(0.1))
         self.assertEqual([], probes_of(self.plan(stream)))
+
+    def test_a_larger_size_bars_a_stream_probe_where_its_step_goes(self):
+        self.ram_mb = 8192
+        self.other = factory.guest(2, active_mb=0, inactive_mb=0)
+        # The stream above: its step goes to 1,536 MiB.
+        stream = factory.guest(1, actual_mb=384, active_mb=0,
+                               inactive_mb=128, read_mb_s=4.0,
+                               read_since_boot_mb=40000)
+
+        def tried(guest, size_mb):
+            return remembering(guest, (384, 0.0, 64, self.now - 60, 4.0, 3),
+                               (size_mb, 0.0, 64, self.now - 300, 4.0, 3))
+        # Measured there, reading as much: a stream, not probed again.
+        self.assertFalse(any('probe' in m.reason
+                             for m in self.plan(tried(stream, 1536)).moves))
+        # Measured short of it, its shadows reached less far back than the
+        # step's would: a scan longer than that is still unseen.
+        self.assertEqual(1152, {m.instance: m.delta_mb for m in self.plan(
+            tried(stream, 1152)).moves}[stream.uuid])
+        # Re-reading a little of what it reads (0.5%, below FRESH_SHARE),
+        # it reads random blocks over far more than it caches: any larger
+        # size it was measured at bars it.
+        sparse = factory.guest(1, actual_mb=384, active_mb=0,
+                               inactive_mb=128, read_mb_s=4.0,
+                               refault_s=factory.pages_s(0.02),
+                               read_since_boot_mb=40000)
+        self.assertEqual(1152, {m.instance: m.delta_mb for m in self.plan(
+            sparse).moves}[sparse.uuid])
+        self.assertFalse(any('probe' in m.reason
+                             for m in self.plan(tried(sparse, 448)).moves))
 
     def test_a_new_workload_reading_like_a_stream_is_probed_once(self):
         # The stream above, beside a neighbour whose cache is in use (0.11
