@@ -175,15 +175,15 @@ def _grown(reach, guest):
 
 
 def _bounded_reuse(reach, guest, read_mb, refault_mb):
-    """(MiB a pass read to its first re-read, MiB it may be less), or None.
+    """(MiB a pass read to its first re-read, MiB it may lie below that).
 
-    Counted from its start, or where it grew (:func:`_grown`): that count
-    where the guest's maximum holds it; its maximum where only a count
-    within the slack would fit there (a scan tried at the most it may
-    have: scan_cliffs tries it as far as the host can give); the count
-    from its start where not even the least count would fit, as before
-    any grow (a scan larger than its flavor, a workload that changed in
-    the pass). None: nothing placed.
+    The second is None where the count is the pass's whole. Counted from
+    where it grew (:func:`_grown`): that count where the guest's maximum
+    holds it; its maximum where only a count within the slack would fit
+    there (a scan tried at the most it may have: scan_cliffs tries it as
+    far as the host can give); the whole count where not even the least
+    would fit, as without a grow (a scan larger than its flavor, or a
+    workload that changed within the pass).
     """
     whole = reach.fresh_mb + read_mb - refault_mb
     if reach.grown_mb is None:

@@ -95,13 +95,14 @@ def _beyond_reach(guest, params, priced, reachable_mb):
     ``priced``: (its curve, its block: :func:`_scan_block`).
 
     Its memory saves nothing (:func:`_saving_nothing`) where its reach is
-    known. One a count placed only within a slack (first_reuse._grown: an
-    upper bound, or the guest's maximum) may lie within what the host can
-    give: the scan is tried there, a block up to it (random host 1113:
-    a 512 MiB scan that followed a longer one in a pass placed at its
-    maximum, beyond the host; priced at nothing, it read 8 MiB/s for 80
-    minutes from a 448 MiB file LRU beside an idle guest). Not once it
-    was measured there, or larger, reading as much. Priced at the
+    known. A reach a count placed only to within a slack
+    (first_reuse._grown: an upper bound, or the guest's maximum) may lie
+    within what the host can give: the scan is tried there, a block up to
+    it (random host 1113: a 512 MiB scan that followed a longer one in a
+    pass placed at its maximum, beyond the host; priced at nothing, it
+    read 8 MiB/s for 80 minutes from a 448 MiB file LRU beside an idle
+    guest). Not once it was measured there, or larger, reading as much.
+    Priced at the
     refaults its shadows show: a scan whose reuse lies beyond them shows
     none, and a trial would stake a neighbour's hot set on a count alone
     (random host 294: a 1.8 GiB scan, tried at 2 GiB, took a hot set's
