@@ -125,3 +125,49 @@ class TestDoubleCaching(testtools.TestCase):
         self.assertEqual([False, True], [ok for _, ok, _ in found])
         self.assertEqual('10% -> 90%', found[1][2])
         self.assertEqual([], dc.checks(rows[1:]))
+
+
+class PausableDomain:
+    """A domain that records whether it ran while its host cache was capped."""
+
+    def __init__(self):
+        self.running = True
+        self.calls = []
+
+    def suspend(self):
+        self.running = False
+        self.calls.append('suspend')
+
+    def resume(self):
+        self.running = True
+        self.calls.append('resume')
+
+
+class TestCap(testtools.TestCase):
+
+    def run_cap(self, dom, cap, out):
+        self.useFixture(fixtures.MockPatch(
+            'watcher_cams.lab.double_caching.cap_host_cache', cap))
+        run = dc.Run.__new__(dc.Run)
+        run.dom, run.exp, run.strategy = dom, dc.Experiment(), 'plain'
+        run._cap(1234, 2000, 8.0, out)
+
+    def test_the_guest_reads_nothing_while_the_cache_is_trimmed(self):
+        dom, running, lines = PausableDomain(), [], []
+
+        def cap(dom, pid, budget_mb):
+            running.append(dom.running)
+            return 500, 820
+        self.run_cap(dom, cap, lines.append)
+        self.assertEqual([False], running)
+        self.assertEqual(['suspend', 'resume'], dom.calls)
+        self.assertIn('hard limit 820 MiB', lines[0])
+
+    def test_a_failed_cap_leaves_the_guest_running(self):
+        dom = PausableDomain()
+
+        def cap(dom, pid, budget_mb):
+            raise core.LabError('no memory cgroup')
+        self.assertRaises(core.LabError, self.run_cap, dom, cap, print)
+        self.assertEqual(['suspend', 'resume'], dom.calls)
+        self.assertTrue(dom.running)
