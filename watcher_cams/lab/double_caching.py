@@ -339,7 +339,7 @@ class Run:
     def _cap(self, pid, reads, t, out):
         # The guest is paused while the cap trims the host cache: a fast
         # reader would otherwise finish its reads before the measurement
-        # starts (CI saw 1,100 of the 4,000 left read meanwhile).
+        # starts (a CI run saw 1,100 of the 2,085 reads left go meanwhile).
         self.dom.suspend()
         try:
             qemu_mb, limit_mb = cap_host_cache(self.dom, pid,
