@@ -338,8 +338,8 @@ class Run:
 
     def _cap(self, pid, reads, t, out):
         # The guest is paused while the cap trims the host cache: a fast
-        # reader would otherwise finish its reads before the measurement
-        # starts (a CI run saw 1,100 of the 2,085 reads left go meanwhile).
+        # reader would otherwise spend reads meant to be measured before
+        # the measurement starts (a CI run lost 1,100 of its 2,085 so).
         self.dom.suspend()
         try:
             qemu_mb, limit_mb = cap_host_cache(self.dom, pid,
