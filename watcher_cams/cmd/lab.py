@@ -218,6 +218,7 @@ def _double_caching(parser, args):
         ('block_mb', args.block_mb), ('lfu_cache_mb', args.lfu_cache_mb),
         ('host_cache_mb', args.host_cache_mb), ('reads', args.reads),
         ('warm_reads', args.warm_reads),
+        ('reads_per_s', args.reads_per_s),
         ('domain_type', args.domain_type)) if v is not None}
     if args.strategies:
         given['strategies'] = tuple(s.strip()
@@ -510,7 +511,9 @@ def _add_double_caching(sub):
             ('host-cache-mb', 'host page cache the guest may use (default '
                               '320)'),
             ('reads', '1 MiB reads per run (default 6000)'),
-            ('warm-reads', 'reads before the measurement (default 2000)')):
+            ('warm-reads', 'reads before the measurement (default 2000)'),
+            ('reads-per-s', 'the reader\'s pace, 0: as fast as it can '
+                            '(default 100)')):
         dc.add_argument('--' + name, type=int, help=what)
     dc.add_argument('--domain-type', choices=('qemu', 'kvm'),
                     help='libvirt domain type (default qemu: TCG)')

@@ -73,7 +73,7 @@ class TestDoubleCaching(testtools.TestCase):
         exp = dc.Experiment(reads=100, warm_reads=10)
         plain = dc.reader_command(exp, 'plain')
         self.assertTrue(plain.startswith('cams-reader uniform /lab/data '
-                                         '-b 1024 -n 100 -r 0 -s 1 -o '))
+                                         '-b 1024 -n 100 -r 100 -s 1 -o '))
         self.assertNotIn('cams-lfu', plain)
         paper = dc.reader_command(exp, 'lfu-paper')
         self.assertTrue(paper.startswith(
@@ -86,7 +86,7 @@ class TestDoubleCaching(testtools.TestCase):
                     {'warm_reads': 0}, {'warm_reads': 6000},
                     {'lfu_cache_mb': 8}, {'lfu_cache_mb': 512},
                     {'guest_mb': 128}, {'guest_cache_mb': 512},
-                    {'guest_cache_mb': 320}):
+                    {'guest_cache_mb': 320}, {'reads_per_s': -1}):
             self.assertRaises(core.LabError, dc.Experiment, **bad)
 
     def test_memory_cgroup_v1_and_v2(self):
