@@ -399,12 +399,13 @@ def run(exp, lab, outdir, out=print, stream=None):
     out('== double caching: a guest (max %d MiB) ballooned to %d MiB '
         'available for its page cache, %d MiB of data (writeback), host '
         'cache %d MiB, LFU hot set %d MiB in %d MiB blocks; %d reads of '
-        '%d KiB, measured after %d' % (
+        '%d KiB (%s), measured after %d' % (
             exp.guest_mb, exp.guest_cache_mb, exp.data_mb, exp.host_cache_mb,
             exp.lfu_cache_mb, exp.block_mb, exp.reads, exp.chunk_kib,
-            exp.warm_reads))
-    # One progress step per 2 s of a paced reader (an unpaced one is
-    # faster: the bar fills early).
+            '%d a second' % exp.reads_per_s if exp.reads_per_s
+            else 'unpaced', exp.warm_reads))
+    # One progress step per 2 s: at the reader's pace, or at the 30 reads
+    # a second once estimated for TCG where it is unpaced.
     per_run = max(1, exp.reads // (2 * (exp.reads_per_s or 30)))
     progress = progress_mod.Progress(per_run * len(exp.strategies), stream)
     rows, runs = [], {}
