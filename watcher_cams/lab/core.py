@@ -26,6 +26,25 @@ READER_LOG = '/tmp/reader.log'
 NO_STATUS = (0, 0, 0.0, False)
 
 
+def reader_command(pattern, path, pace, seed, hot_prob=None):
+    """``cams-reader``'s command line (tools/guest/cams-reader.c).
+
+    ``pace``: (block KiB, reads, reads a second: 0 unpaced); ``hot_prob``:
+    the hot set's share of the reads, for the hotcold pattern. Its status
+    goes to READER_STATUS, which GuestRun.status reads.
+    """
+    block_kib, reads, reads_per_s = pace
+    hot = '' if hot_prob is None else ' -P %g' % hot_prob
+    return 'cams-reader %s %s -b %d -n %d -r %g%s -s %d -o %s' % (
+        pattern, path, block_kib, reads, reads_per_s, hot, seed,
+        READER_STATUS)
+
+
+def in_background(command):
+    """``command`` for a guest's shell, in the background, logged."""
+    return command + ' </dev/null >%s 2>&1 &' % READER_LOG
+
+
 class LabError(Exception):
     """The lab cannot run as asked (bad parameters, missing image...)."""
 

@@ -116,15 +116,14 @@ class Experiment:
 
 def reader_command(exp, strategy, seed=1):
     """The guest's shell command for one run."""
-    reader = ('cams-reader uniform %s -b %d -n %d -r %d -s %d -o %s'
-              % (DATA, exp.chunk_kib, exp.reads, exp.reads_per_s, seed,
-                 core.READER_STATUS))
+    reader = core.reader_command(
+        'uniform', DATA, (exp.chunk_kib, exp.reads, exp.reads_per_s), seed)
     params = STRATEGIES[strategy]
     if params is not None:
         reader = ('cams-lfu -c %d -b %d -k %d -H %d -C %g -s %s %s %s' % (
             exp.lfu_cache_mb, exp.block_mb, params.check_every,
             params.history, params.confidence, LFU_STATUS, DATA, reader))
-    return reader + ' </dev/null >%s 2>&1 &' % core.READER_LOG
+    return core.in_background(reader)
 
 
 def memory_cgroup(pid, root='/'):

@@ -137,10 +137,9 @@ class Run:
 
 def reader_command(spec, exp, seed, path='/lab/data'):
     """The guest's shell command that starts its reader over ``path``."""
-    return ('cams-reader %s %s -b %d -n %d -r %g -P %g -s %d -o %s '
-            '</dev/null >%s 2>&1 &'
-            % (spec.reader, path, exp.block_kib, exp.reads, exp.reads_per_s,
-               exp.hot_prob, seed, core.READER_STATUS, core.READER_LOG))
+    return core.in_background(core.reader_command(
+        spec.reader, path, (exp.block_kib, exp.reads, exp.reads_per_s),
+        seed, exp.hot_prob))
 
 
 def start_reader(guest, exp, seed):

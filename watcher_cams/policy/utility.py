@@ -146,9 +146,7 @@ def _moves(host, cfg, params, curves, up):
         if taker is None:
             break
         worth = gain > threshold
-        amount = min(t_left, unheld) if worth and grow_check.undone_mb(
-            guests[taker]) is None else 0
-        amount -= amount % g_mb
+        amount = _unheld_amount(guests[taker], worth, (t_left, unheld), g_mb)
         donor, loss = None, 0.0
         if not amount:
             donor, loss, d_room = market.cheapest_donor(taker)
@@ -163,10 +161,7 @@ def _moves(host, cfg, params, curves, up):
                 continue
             amount = _priced_amount(curves[donor], -delta[donor],
                                     (min(t_left, d_room), loss), g_mb)
-        if (curves[taker].gain_is_measured(delta[taker])
-                or donor is not None and curves[donor].loss_is_measured(
-                    -delta[donor], amount)):
-            measured.update(u for u in (taker, donor) if u is not None)
+        measured |= _priced_by_host(curves, delta, (taker, donor), amount)
         saved += curves[taker].gain(delta[taker] + amount) \
             - curves[taker].gain(delta[taker]) - amount * loss
         delta[taker] += amount
@@ -176,6 +171,32 @@ def _moves(host, cfg, params, curves, up):
             delta[donor] -= amount
         market.moved(*(u for u in (taker, donor) if u is not None))
     return delta, saved, measured
+
+
+def _unheld_amount(taker, worth, rooms_mb, g_mb):
+    """MiB a taker gets of memory nobody holds, in granules.
+
+    ``rooms_mb``: (what it may take, what nobody holds). Only where its
+    gain is ``worth`` it, and not to one that gave back for reading more
+    with it (grow_check.undone_mb).
+    """
+    amount = min(rooms_mb) if worth and grow_check.undone_mb(
+        taker) is None else 0
+    return amount - amount % g_mb
+
+
+def _priced_by_host(curves, delta, pair, amount_mb):
+    """``pair``'s uuids where a measurement priced the move, else none.
+
+    ``pair``: (taker, donor or None: memory nobody holds); the move:
+    ``amount_mb`` from the one to the other.
+    """
+    taker, donor = pair
+    if (curves[taker].gain_is_measured(delta[taker])
+            or donor is not None and curves[donor].loss_is_measured(
+                -delta[donor], amount_mb)):
+        return {u for u in pair if u is not None}
+    return set()
 
 
 def _priced_amount(donor, offset_mb, wanted, g_mb):

@@ -51,6 +51,16 @@ class TestParameters(testtools.TestCase):
         self.assertIn('-n %d -r 100 -P 0.9 -s 7' % exp.reads, cmd)
         self.assertTrue(cmd.rstrip().endswith('&'))
 
+    def test_one_reader_command_line_for_both_labs(self):
+        # The double-caching lab's uniform reader: no hot share, unpaced.
+        cmd = core.reader_command('uniform', '/lab/data', (1024, 50, 0), 2)
+        self.assertEqual('cams-reader uniform /lab/data -b 1024 -n 50 -r 0 '
+                         '-s 2 -o %s' % core.READER_STATUS, cmd)
+        self.assertIn(' -r 2.5 -P 0.75 -s 1 ', core.reader_command(
+            'hotcold', '/dev/vdb', (64, 10, 2.5), 1, 0.75))
+        self.assertEqual('x </dev/null >%s 2>&1 &' % core.READER_LOG,
+                         core.in_background('x'))
+
     def test_bad_experiments_are_refused_with_the_reason(self):
         g = rg.GuestSpec('a', 'hotcold', 1024, 512)
         cases = [
