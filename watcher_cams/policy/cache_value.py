@@ -168,10 +168,7 @@ class ValueCurve:
         smaller size covered the memory given, or where the disk reads
         measured at a smaller size say so.
         """
-        # What a resting guest gives of its active list, its return
-        # re-reads (rest_hold).
-        hold = (self.return_cost(given_mb, amount_mb) if self.hold_density
-                and given_mb + amount_mb > self.held_from_mb else 0.0)
+        hold = self.hold_at(given_mb, amount_mb)
         if given_mb + amount_mb <= self.no_loss_mb:
             # No read needs free memory its cache left unused, nor, in a
             # guest that reads nothing, the step of its cache it gives,
@@ -193,6 +190,16 @@ class ValueCurve:
                 # however large: not a slope between two measurements.
                 loss = max(loss, reads_mb_s / amount_mb)
         return max(loss, hold, self.measured_loss(given_mb, amount_mb))
+
+    def hold_at(self, given_mb, amount_mb):
+        """What giving ``amount_mb`` after ``given_mb`` costs its return.
+
+        What a resting guest gives beyond :attr:`held_from_mb`, its return
+        re-reads (rest_hold, :meth:`return_cost`); 0.0 for anything else.
+        """
+        if self.hold_density and given_mb + amount_mb > self.held_from_mb:
+            return self.return_cost(given_mb, amount_mb)
+        return 0.0
 
     def return_cost(self, given_mb, amount_mb):
         """What a resting guest's return costs per MiB it gave, per second.
@@ -358,7 +365,7 @@ def value_curve(guest, cfg, params):
         activated_base=past.activated_base, phase_at=past.phase_at,
         traded=cliff_trade.remembered(guest, disk), full_base=base,
         counters_belied=belied,
-        **_rest_fields(guest, quiet, (r.interval_s, reach.scanned_mb)),
+        **rest_fields(guest, quiet, (r.interval_s, reach.scanned_mb)),
         **_given_back_fields(guest, disk, quiet, params), **_cache_fields(
             guest, (cfg, params), r, (disk, filling, free_mb, reach),
             max(unread, donation.step_mb(guest, cfg, free_mb)
@@ -458,7 +465,7 @@ def _loss_fields(guest, curve, inactive_hits):
                 loss_belied=belied is not None)
 
 
-def _rest_fields(guest, quiet, window):
+def rest_fields(guest, quiet, window):
     """The ValueCurve fields of a guest that may be resting.
 
     ``quiet``: it reads nothing and its CPUs idle (mrc.cpu_idle), which
@@ -470,7 +477,8 @@ def _rest_fields(guest, quiet, window):
     any taker saving more than that: wide host 1, a scan resting 600 s
     of every 1,800 gave a uniform reader 192 MiB at each rest and
     re-read 819 MiB at each return.) ``window``: (its rate window in s,
-    its scan's reach in MiB or None, first_reuse.Reach.scanned_mb).
+    its scan's reach in MiB or None, first_reuse.Reach.scanned_mb, or
+    without an agent its whole cache: rest_hold.reread_mb).
     """
     window_s, scanned_mb = window
     rest = (rest_hold.rest_since(guest, quiet),

@@ -10,7 +10,9 @@ was never measured is unknown, not worthless:
 - it gives, in the water-filling, only its free memory (cache never
   filled it, and a quarter of its cache while its CPUs idle:
   mrc.cpu_idle), memory priced by a measurement at a smaller size, or
-  all but its used memory once it stopped reading (idle);
+  all but its used memory once it stopped reading (idle), but for the
+  cache of a guest back from an earlier rest: rest_hold prices it as
+  what its return re-reads (without its active list, all of it);
 - it takes only what a measurement at a larger size priced;
 - anything else is learned by probes (:mod:`utility`), one per host and
   cycle: one granule toward a guest that reads from disk and was measured
@@ -65,7 +67,7 @@ class HostOnlyCurve(cache_value.ValueCurve):
     def loss_at(self, given_mb, amount_mb):
         if self.idle_since is not None or (
                 given_mb + amount_mb <= self.no_loss_mb):
-            return 0.0
+            return self.hold_at(given_mb, amount_mb)
         bottom = self.size_mb - given_mb - amount_mb
         below = [x.size_mb for x in self.seen if x.size_mb < self.size_mb]
         if self.here is None or not below or bottom < min(below):
@@ -162,7 +164,11 @@ def value_curve(guest, r, cfg, params):
         no_loss_mb=max(spare_mb, donation.step_mb(
             guest, cfg, free_mb) if quiet else 0.0),
         **_priors(disk, s.file_lru_mb, fill, params), fill=fill,
-        window_reads=window_reads, restore_mb=restore, lent_mb=lent)
+        window_reads=window_reads, restore_mb=restore, lent_mb=lent,
+        # No active list without an agent: all its cache may be what its
+        # return re-reads (the balloon reports only the cache).
+        **cache_value.rest_fields(guest, quiet,
+                                  (r.interval_s, s.file_lru_mb)))
 
 
 def _priors(disk_mb_s, cache_mb, fill, params):

@@ -112,19 +112,19 @@ def density(guest, rest, shortest_s):
 def reread_mb(guest, since, scanned_mb=None):
     """MiB of its cache the resting guest's return reads again.
 
-    Its active list when the rest began (``since``, :func:`rest_since`),
-    or a scan's reach (``scanned_mb``, first_reuse.Reach.scanned_mb) if
-    larger: a scan re-reads every page of its range once per pass, from
+    Its active list when the rest began (``since``, :func:`rest_since`), or
+    a scan's reach (``scanned_mb``, first_reuse.Reach.scanned_mb; for a
+    guest without an agent, whose active list nobody sees, its whole cache)
+    if larger: a scan re-reads every page of its range once per pass, from
     the inactive list as much as the active one, and one that lost any
-    misses all (wide host 12: a 3.2 GiB scan resting 40 minutes of every
-    70 with 468 MiB active gave 900 MiB at its rest and read 4 MiB/s from
-    its return on). As the policy state keeps it (HELD_KEY), and no more
-    than its file LRU holds now: a shrink's reclaim demotes active pages
-    to the inactive list, where they are still what it re-reads. (Not
-    bounded by what it activated since its workload began, as
-    stale_active bounds a reader's: a workload back from a rest hits the
-    pages it left active, and activates none of them again.) None when
-    it does not rest.
+    misses all (wide host 12: a 3.2 GiB scan resting 40 minutes of every 70
+    with 468 MiB active gave 900 MiB at its rest and read 4 MiB/s from its
+    return on). As the policy state keeps it (HELD_KEY), and no more than
+    its file LRU holds now: a shrink's reclaim demotes active pages to the
+    inactive list, where they are still what it re-reads. (Not bounded by
+    what it activated since its workload began, as stale_active bounds a
+    reader's: a workload back from a rest hits the pages it left active, and
+    activates none of them again.) None when it does not rest.
     """
     if since is None:
         return None

@@ -452,6 +452,48 @@ class TestLentWhileIdle(testtools.TestCase):
         self.assertEqual(896, curve.restore_mb)
 
 
+class TestRestingWithoutAgent(testtools.TestCase):
+    """A guest without an agent that rests, its data all in its cache."""
+
+    def resting(self, returned_s=None):
+        """It read 1 MiB/s, now nothing, its CPUs idle, since 120 s.
+
+        ``returned_s``: it came back from a rest that long ago (None:
+        never seen back).
+        """
+        idle = agentless(2, read_mb_s=0.0, seen=[(2048, 1.0, 120)])
+        now = idle.sample.timestamp
+        idle = dataclasses.replace(idle, host_io=host_io.HostIo(
+            window_s=60.0, start_mb=2048, end_mb=2048, read_mb_s=0.0,
+            read_req_s=0.0, cpu_s=0.005))
+        if returned_s is not None:
+            idle.policy_state[utility.STATE_KEY].update({
+                'rest_since': now - 120, 'returned_at': now - returned_s})
+        return idle
+
+    def test_its_return_re_reads_its_whole_cache(self):
+        # No active list without an agent: its cache is what its return
+        # may read again, priced by the ski rental as with an agent.
+        curve = utility.value_curve(self.resting(returned_s=1320), CFG)
+        self.assertEqual(2048 - 256 - 64, curve.reread_mb)
+        self.assertEqual(64, curve.held_from_mb)
+        self.assertEqual(0.0, curve.loss_at(0, 64))
+        self.assertAlmostEqual(1 / 120, curve.loss_at(64, 64))
+        self.assertAlmostEqual(1 / 120, curve.probe_loss_at(64, 64))
+
+    def test_it_keeps_its_cache_from_a_taker_it_saves_little(self):
+        taker = factory.guest(1, read_mb_s=2.0,
+                              refault_s=factory.pages_s(2.0),
+                              activate_s=factory.pages_s(0.2),
+                              read_since_boot_mb=factory.READ_FAR_MB)
+        held = self.resting(returned_s=1320)
+        moved, _ = deltas(taker, held)
+        self.assertEqual(-64, moved[held.uuid])
+        # Never seen back from a rest, all but what it uses may go.
+        moved, _ = deltas(taker, self.resting())
+        self.assertLess(moved[held.uuid], -64)
+
+
 class TestBalloonSample(testtools.TestCase):
 
     BALLOON = {'actual': 1048576, 'available': 1000000, 'usable': 600000,
