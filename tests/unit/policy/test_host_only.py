@@ -13,6 +13,7 @@ from watcher_cams.policy import host_only
 from watcher_cams.policy import margin
 from watcher_cams.policy import mrc
 from watcher_cams.policy import report
+from watcher_cams.policy import rest_hold
 from watcher_cams.policy import utility
 
 CFG = guards.GuardConfig()
@@ -468,7 +469,8 @@ class TestRestingWithoutAgent(testtools.TestCase):
             read_req_s=0.0, cpu_s=0.005))
         if returned_s is not None:
             idle.policy_state[utility.STATE_KEY].update({
-                'rest_since': now - 120, 'returned_at': now - returned_s})
+                rest_hold.STATE_KEY: now - 120,
+                rest_hold.RETURNED_KEY: now - returned_s})
         return idle
 
     def test_its_return_re_reads_its_whole_cache(self):
