@@ -299,11 +299,35 @@ def _up_rooms(host, cfg, curves, g_mb):
     """
     rooms = dict.fromkeys(curves, 0)
     for u, c in curves.items():
-        if c.resized >= 0 and c.free_mb < g_mb:
-            guest = host.guest(u)
+        guest = host.guest(u)
+        if c.resized >= 0 and (c.free_mb < g_mb
+                               or _capped_short_of_cliff(c, guest, cfg)):
             rooms[u] = min(guards.room_up(guest, cfg),
                            int(cache_window.read_room_mb(guest, cfg)))
     return rooms
+
+
+def _capped_short_of_cliff(curve, guest, cfg):
+    """Whether a scan grown by all of max_step_mb still lacks its cliff.
+
+    A confirmed scan (first_reuse.Reach.scanned_mb) grown by max_step_mb
+    since the last plan (the size the policy state keeps) and still below
+    the size it fits at (first_reuse.cliff): what it was given saves
+    nothing until the rest comes, so the rest may come now, before its
+    cache has filled what it has. Wide host 397: a 4.9 GiB scan got an
+    idle neighbour's 2,048 MiB, stopped 51 MiB short of 5,171, and took
+    nothing more until the neighbour came back (15.22 GiB read, static
+    14.06; now 13.40). Only right after such a grow: a scan that fitted
+    and then became a smaller workload reads nothing either, and a held
+    cliff would keep what it was given while it filled (random host 112
+    with any filling scan allowed: +23.47 GiB).
+    """
+    before = mrc.state_mb(guest, 'size_mb')
+    if curve.reach.scanned_mb is None or before is None:
+        return False
+    found = first_reuse.cliff(curve, guest)
+    return (found is not None and found[0] > guest.actual_mb
+            and guest.actual_mb - before >= cfg.max_step_mb)
 
 
 def _donor_rooms(host, cfg, curves, up):

@@ -267,6 +267,39 @@ class TestCliff(testtools.TestCase):
         self.assertEqual((1756, 6.0), first_reuse.cliff(curve, grown))
 
 
+class TestCappedShortOfCliff(testtools.TestCase):
+    """A scan given all of max_step_mb in one move, short of its cliff."""
+
+    def grown(self, before_mb, reach_mb=2500):
+        """2,432 MiB, 1,000 of them cached, grown from ``before_mb``."""
+        guest = factory.guest(2, actual_mb=2432, active_mb=0,
+                              inactive_mb=1000, read_mb_s=6.0,
+                              refault_s=factory.pages_s(6.0),
+                              read_since_boot_mb=40000)
+        return dataclasses.replace(guest, policy_state={
+            utility.STATE_KEY: {'reuse_mb': reach_mb,
+                                'scanned_mb': reach_mb,
+                                'size_mb': before_mb}})
+
+    def room_mb(self, guest):
+        curves = {guest.uuid: utility.value_curve(guest, CFG)}
+        host = factory.host([guest], ram_mb=8192)
+        return utility._up_rooms(host, CFG, curves, 64)[guest.uuid]
+
+    def test_the_rest_comes_before_its_cache_has_filled(self):
+        # Its cliff at 2,756 MiB: the 2,048 it got save nothing without
+        # the 324 it still lacks.
+        self.assertGreater(utility.value_curve(
+            self.grown(384), CFG).free_mb, 64)
+        self.assertGreaterEqual(self.room_mb(self.grown(384)), 324)
+
+    def test_not_after_a_smaller_grow_nor_past_its_cliff(self):
+        # A grow max_step_mb did not cap: it fills what it has first.
+        self.assertEqual(0, self.room_mb(self.grown(1432)))
+        # Grown past its cliff: nothing it lacks.
+        self.assertEqual(0, self.room_mb(self.grown(384, reach_mb=2000)))
+
+
 class TestScanCliffs(testtools.TestCase):
     """utility mode on a scan whose first re-read placed its cliff."""
 
