@@ -70,8 +70,8 @@ def stream_probe(host, cfg, params, curves, rooms):
 def _new_workload_donors(host, params, curves, rooms, probe):
     """({donor: MiB}, loss per MiB) of memory in use for a stream probe.
 
-    ``probe``: (the taker, the step). Only toward a guest whose reads
-    showed a new workload within ``memory_s`` (ValueCurve.phase_at), and
+    ``probe``: (the taker, the step). Only toward a guest that began a new
+    workload within ``memory_s`` (:func:`_new_workload`), and
     only where the step costs its donors at most probes.NEW_WORKLOAD_COST_SHARE
     of the reads it may save; where it costs more, the largest step (in
     granules) that does; else ({}, 0.0). Random host 1289: a guest whose
@@ -88,8 +88,7 @@ def _new_workload_donors(host, params, curves, rooms, probe):
     """
     taker, step = probe
     curve = curves[taker]
-    now = host.guest(taker).sample.timestamp
-    if curve.phase_at is None or now - curve.phase_at > params.memory_s:
+    if not _new_workload(curve, host.guest(taker), params):
         return {}, 0.0
     g_mb = params.granule_mb
     while step >= g_mb:
@@ -99,6 +98,29 @@ def _new_workload_donors(host, params, curves, rooms, probe):
             return donors, loss
         step -= g_mb
     return {}, 0.0
+
+
+def _new_workload(curve, guest, params):
+    """Whether the guest's reads began a new workload within ``memory_s``.
+
+    Its reads showed one (ValueCurve.phase_at), or its first pass began
+    that recently and has outrun all its shadow entries could remember
+    (1 + mrc.SHADOW_REACH file LRUs: first_reuse.Reach.fresh_mb) without a
+    re-read. A reader of random blocks over D MiB re-reads within that
+    reach about that share of D, and ends its pass (first_reuse.tracked).
+    The host's reads need not move at such a change: wide host 110, a
+    uniform reader over 48 GiB at its floor, became a 1.6 GiB scan at the
+    same 12 MiB/s and read it from disk for an hour (1.6x the oracle); its
+    first pass began there. A reader over a terabyte looks the same, but
+    its pass began at boot, or is probed once within ``memory_s`` of it.
+    """
+    now = guest.sample.timestamp
+    if curve.phase_at is not None and now - curve.phase_at <= params.memory_s:
+        return True
+    fresh_mb = curve.reach.fresh_mb
+    return (fresh_mb is not None
+            and fresh_mb >= (1 + mrc.SHADOW_REACH) * guest.sample.file_lru_mb
+            and fresh_mb <= curve.disk_mb_s * params.memory_s)
 
 
 def _unseen_reuse_step(curve, guest, host, cfg, params):

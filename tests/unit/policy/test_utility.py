@@ -1599,6 +1599,28 @@ class TestProbe(testtools.TestCase):
                                    activate_s=factory.pages_s(6.0))
         self.assertEqual([], self.plan(changed).moves)
 
+    def test_a_first_pass_past_its_shadows_is_a_new_workload(self):
+        # The stream above, its reads as they were (no phase shows), but
+        # its first pass began a few minutes ago: 1,200 MiB read since, no
+        # re-read, where its shadows remember 9 file LRUs (1,152 MiB). A
+        # reader of random blocks would have re-read some of that.
+        stream = factory.guest(1, actual_mb=384, active_mb=0,
+                               inactive_mb=128, read_mb_s=4.0,
+                               read_since_boot_mb=40000)
+
+        def in_pass(fresh_mb):
+            return dataclasses.replace(stream, policy_state={
+                utility.STATE_KEY: {'fresh_mb': fresh_mb}})
+        moves = {m.instance: m for m in self.plan(in_pass(1200)).moves}
+        self.assertEqual(448, moves[stream.uuid].delta_mb)
+        self.assertIn('too small to show a re-read',
+                      moves[stream.uuid].reason)
+        # Short of its shadows' reach, it may still re-read.
+        self.assertEqual([], probes_of(self.plan(in_pass(600))))
+        # Begun longer ago than memory_s at its rate (7,200 MiB): probed
+        # then, or a stream since; not now.
+        self.assertEqual([], probes_of(self.plan(in_pass(7000))))
+
     def test_a_probe_takes_what_a_donor_can_give(self):
         # The step is a quarter of the scan's cache (448 MiB); the only
         # donor keeps its active list and may give 164 MiB: the probe
