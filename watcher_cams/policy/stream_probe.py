@@ -71,7 +71,7 @@ def _new_workload_donors(host, params, curves, rooms, probe):
     """({donor: MiB}, loss per MiB) of memory in use for a stream probe.
 
     ``probe``: (the taker, the step). Only toward a guest that began a new
-    workload within ``memory_s`` (:func:`_new_workload`), and
+    workload within ``memory_s`` (:func:`_recent_workload`), and
     only where the step costs its donors at most probes.NEW_WORKLOAD_COST_SHARE
     of the reads it may save; where it costs more, the largest step (in
     granules) that does; else ({}, 0.0). Random host 1289: a guest whose
@@ -88,7 +88,7 @@ def _new_workload_donors(host, params, curves, rooms, probe):
     """
     taker, step = probe
     curve = curves[taker]
-    if not _new_workload(curve, host.guest(taker), params):
+    if not _recent_workload(curve, host.guest(taker), params):
         return {}, 0.0
     g_mb = params.granule_mb
     while step >= g_mb:
@@ -100,7 +100,7 @@ def _new_workload_donors(host, params, curves, rooms, probe):
     return {}, 0.0
 
 
-def _new_workload(curve, guest, params):
+def _recent_workload(curve, guest, params):
     """Whether the guest's reads began a new workload within ``memory_s``.
 
     Its reads showed one (ValueCurve.phase_at), or its first pass began
