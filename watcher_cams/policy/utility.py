@@ -699,16 +699,19 @@ def _remember(host, curves, params):
 
 
 def _explored(host, cfg, params, curves, rooms):
-    """The first probe's or tie's plan, or None.
+    """The first probe's or tie's plan with a move left, or None.
 
     None of them grows a guest whose counters the host belied
-    (distrust.held): each follows what those counters say.
+    (distrust.held): each follows what those counters say. A plan the
+    guards left without a move (guards.finalize) gives the next one its
+    turn: it would have blocked every other for the cycle.
     """
     for explore in (flat_search.search, probes.probe,
                     stream_probe.stream_probe, cliff_probe.cliff_probe,
                     lambda *a: _tie_break(*a[:4]), wide_probes.wide_probe):
         found = explore(host, cfg, params, curves, rooms)
-        if found is not None and not distrust.grows_held(host, found):
+        if found is not None and found.moves and not distrust.grows_held(
+                host, found):
             return found
     return None
 

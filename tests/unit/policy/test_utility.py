@@ -1,10 +1,12 @@
 import dataclasses
+from unittest import mock
 
 import testtools
 
 from tests.unit import factory
 from watcher_cams.lab import example
 from watcher_cams.policy import cams
+from watcher_cams.policy import flat_search
 from watcher_cams.policy import given_back
 from watcher_cams.policy import grow_check
 from watcher_cams.policy import guards
@@ -1379,6 +1381,16 @@ class TestProbe(testtools.TestCase):
         self.assertIn('utility (probe)', moves[self.hot.uuid].reason)
         # Its cost, at most: the donor's 0.11 MiB/s per GiB for 448 MiB.
         self.assertIn('costs at most 0.050 MiB/s', moves[self.hot.uuid].reason)
+
+    def test_an_explorer_left_with_no_moves_blocks_no_other(self):
+        # A search whose plan the guards left empty: the probe after it
+        # still takes its turn in the same cycle.
+        def nothing(host, *args):
+            return model.Plan(host.name)
+        with mock.patch.object(flat_search, 'search', nothing):
+            moves = self.plan(self.measured(3.0)).moves
+        self.assertEqual({self.hot.uuid: 448, self.other.uuid: -448},
+                         {m.instance: m.delta_mb for m in moves})
 
     def test_a_slope_still_falling_at_its_size_is_probed_a_granule(self):
         # This window read 1.7 MiB/s, 15% below the 2.0 measured at this
