@@ -12,6 +12,7 @@ import math
 from watcher_cams.policy import cache_window
 from watcher_cams.policy import cliff_trade
 from watcher_cams.policy import donation
+from watcher_cams.policy import fill_curve
 from watcher_cams.policy import first_reuse
 from watcher_cams.policy import given_back
 from watcher_cams.policy import grow_check
@@ -76,6 +77,8 @@ class ValueCurve:
     first_pass: bool = False
     # Memory its cache never filled, above the floor margin (MiB).
     free_mb: float = 0.0
+    # What its reads did while its cache last filled (fill_curve).
+    fill: fill_curve.Fill = fill_curve.Fill()
     # All its free memory when its cache did not grow over the window: its
     # cache holds all it re-reads in less (MiB).
     unused_mb: float = 0.0
@@ -364,12 +367,24 @@ def value_curve(guest, cfg, params):
         refault_mb_s=refault, activate_mb_s=activate, quiet=quiet,
         activated_base=past.activated_base, phase_at=past.phase_at,
         traded=cliff_trade.remembered(guest, disk), full_base=base,
-        counters_belied=belied,
+        counters_belied=belied, fill=_fill(guest, disk, (filling, resized),
+                                           past.phase_at),
         **rest_fields(guest, quiet, (r.interval_s, reach.scanned_mb)),
         **_given_back_fields(guest, disk, quiet, params), **_cache_fields(
             guest, (cfg, params), r, (disk, filling, free_mb, reach),
             max(unread, donation.step_mb(guest, cfg, free_mb)
                 if quiet else 0.0)))
+
+
+def _fill(guest, disk_mb_s, window, phase_at):
+    """What its reads did while its cache last filled (fill_curve.Fill).
+
+    ``window``: (whether its cache fills, whether it was resized in the
+    window); ``phase_at``: when its reads last showed a new workload, which
+    forgets an earlier fill's slope on the window it shows.
+    """
+    new_phase = phase_at is not None and phase_at >= guest.sample.timestamp
+    return fill_curve.measured(guest, disk_mb_s, window, new_phase)
 
 
 def _measuring(guest, cfg, seen, window, base):

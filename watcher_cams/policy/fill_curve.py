@@ -8,7 +8,10 @@ fall steeply as its hot set comes in, a reader over far more data than
 it caches and a scan larger than its cache read as much all along. A
 guest without a guest agent has no other sign of which of its neighbours
 more memory helps before a probe measures it; the fill's slope orders
-those probes (host_only.HostOnlyCurve.prior), and prices nothing.
+those probes (host_only.HostOnlyCurve.prior), and prices nothing. A
+guest with an agent keeps its fill too: where its counters value the
+next MiB at less than its fill saved and no smaller size was measured,
+the fill bounds one probe (probes.fill_probe).
 
 Only the fill's last MIN_SPAN_MB or so count: the next MiB is worth what
 the last ones saved, not what the first did (a hot/cold reader's reads

@@ -59,8 +59,6 @@ class HostOnlyCurve(cache_value.ValueCurve):
     prior: float = 0.0
     # Its exploration prior as a donor: reads lost per MiB (_priors).
     prior_loss: float = 0.0
-    # What its reads did while its cache last filled (fill_curve).
-    fill: fill_curve.Fill = fill_curve.Fill()
     # Read requests in the current window (None: unknown).
     window_reads: float = None
 

@@ -69,7 +69,7 @@ def _nearest_below(curve):
     return max(below, key=lambda x: x.size_mb, default=None)
 
 
-def probe(host, cfg, params, curves, rooms):
+def probe(host, cfg, params, curves, rooms, bound_of=None):
     """A bounded step toward a guest worth more than its counters say, or None.
 
     ``rooms``: what each guest may give the water-filling
@@ -84,7 +84,7 @@ def probe(host, cfg, params, curves, rooms):
     """
     taker, best, found = None, 0.0, None
     for u, c in sorted(curves.items()):
-        bound = _probe_bound(c, host.guest(u), cfg, params)
+        bound = (bound_of or _probe_bound)(c, host.guest(u), cfg, params)
         # Chosen by its smallest step: a wider one is only tried.
         capped = 0.0 if bound is None else _saving_cap(
             c, bound[0], bound[1][-1])
@@ -268,10 +268,8 @@ def _probe_bound(curve, guest, cfg, params):
     are all refaults, all activated (:func:`cliff_within_active`). Not on
     the window a new workload began (:func:`new_workload`).
     """
-    g_mb = params.granule_mb
     room = guards.room_up(guest, cfg)
-    if (curve.resized or curve.filling or room < g_mb
-            or new_workload(curve, guest)):
+    if not _probeable(curve, guest, cfg, params):
         return None
     if guest.host_only:
         found = _host_only_bound(curve, room, params)
@@ -291,6 +289,54 @@ def _probe_bound(curve, guest, cfg, params):
     # all of them, anywhere within the shadow entries' reach.
     step = cliff_step(guest, cfg, params, flat_below_mb(curve))
     return curve.refault_mb_s / step, (step,)
+
+
+def fill_probe(host, cfg, params, curves, rooms):
+    """A granule toward a guest whose cache's fill saved more, or None.
+
+    A :func:`probe` bounded by :func:`_fill_bound`. It comes after the
+    tie-break (:mod:`utility`): the fill's slope is a bound from sizes its
+    cache passed on the way, a weaker sign than a size it held, and a
+    granule taken on it ahead of a tie's wider step delayed the split
+    (simulated real-lab at 80% hot share read 0.5% more).
+    """
+    return probe(host, cfg, params, curves, rooms, _fill_bound)
+
+
+def _fill_bound(curve, guest, cfg, params):
+    """(what its cache's last fill saved per MiB, (a granule,)), or None.
+
+    Measured by the host's reads at the cache sizes the fill passed
+    (fill_curve): over its last span, or where that fell within the
+    noise, over the whole of a fill that began nearly empty (a slow
+    reader's last span is too few requests to tell). On a concave curve
+    no less than what the next MiB saves, as a measured slope below is:
+    only for a guest with an agent measured at no smaller size, and only
+    where it beats what its counters value the next MiB at. Once a size
+    below is measured, that decides (wide host 109: a hot/cold reader
+    whose hot set was in, its fill from empty pricing it at 0.92 MiB/s
+    per GiB, was probed six times beside a uniform reader that lost 0.44
+    per GiB and read more than static).
+    """
+    if guest.host_only or not _probeable(curve, guest, cfg, params) or (
+            _nearest_below(curve) is not None):
+        return None
+    filled = curve.fill.slope or curve.fill.mean or 0.0
+    if filled <= curve.density_at(0)[0] * (1 + params.value_band):
+        return None
+    return filled, (params.granule_mb,)
+
+
+def _probeable(curve, guest, cfg, params):
+    """Whether a probe may measure a step toward the guest this window.
+
+    Not while a resize echoes or its cache fills (the next size would not
+    be measured), nor without a granule of room, nor on the window a new
+    workload began (:func:`new_workload`).
+    """
+    return not (curve.resized or curve.filling
+                or guards.room_up(guest, cfg) < params.granule_mb
+                or new_workload(curve, guest))
 
 
 def _slope_steps(curve, guest, room, params):

@@ -664,8 +664,7 @@ def _remember(host, curves, params):
         given_back.remember(state, c)
         distrust.remember(state, c, host.guest(uuid), params)
         grow_check.remember_undone(state, c, host.guest(uuid))
-        if isinstance(c, host_only.HostOnlyCurve):
-            fill_curve.remember(state, c.fill)
+        fill_curve.remember(state, c.fill)
         confirmed_at, up_to_mb = c.borne_out
         if confirmed_at is not None:
             state['confirmed_at'] = confirmed_at
@@ -708,7 +707,8 @@ def _explored(host, cfg, params, curves, rooms):
     """
     for explore in (flat_search.search, probes.probe,
                     stream_probe.stream_probe, cliff_probe.cliff_probe,
-                    lambda *a: _tie_break(*a[:4]), wide_probes.wide_probe):
+                    lambda *a: _tie_break(*a[:4]), probes.fill_probe,
+                    wide_probes.wide_probe):
         found = explore(host, cfg, params, curves, rooms)
         if found is not None and found.moves and not distrust.grows_held(
                 host, found):

@@ -1392,6 +1392,34 @@ class TestProbe(testtools.TestCase):
         self.assertEqual({self.hot.uuid: 448, self.other.uuid: -448},
                          {m.instance: m.delta_mb for m in moves})
 
+    def filled(self, **fill):
+        """The hot guest, whose last fill saved ``fill`` per MiB."""
+        return dataclasses.replace(self.hot, policy_state={
+            utility.STATE_KEY: fill})
+
+    def test_a_fill_that_saved_more_than_the_counters_say_is_probed(self):
+        # Never measured at another size, but its reads fell 1 MiB/s per
+        # GiB as its cache filled, nine times what its counters value the
+        # next MiB at: a granule.
+        hot = self.filled(fill_slope=1.0 / 1024)
+        moves = {m.instance: m for m in self.plan(hot).moves}
+        self.assertEqual(64, moves[hot.uuid].delta_mb)
+        self.assertEqual(-64, moves[self.other.uuid].delta_mb)
+        self.assertIn('measured up to 1.000 MiB/s per GiB',
+                      moves[hot.uuid].reason)
+        # A last span within the noise: the whole fill from nearly empty.
+        hot = self.filled(fill_slope=0.0, fill_mean=1.0 / 1024)
+        self.assertEqual({hot.uuid: 64, self.other.uuid: -64},
+                         {m.instance: m.delta_mb
+                          for m in self.plan(hot).moves})
+        # A fill that saved no more than the counters say: nothing.
+        self.assertEqual(
+            [], self.plan(self.filled(fill_slope=0.12 / 1024)).moves)
+        # Measured 256 MiB smaller, reading as much: that decides.
+        flat = self.measured(2.0)
+        flat.policy_state[utility.STATE_KEY]['fill_slope'] = 1.0 / 1024
+        self.assertEqual([], self.plan(flat).moves)
+
     def test_a_slope_still_falling_at_its_size_is_probed_a_granule(self):
         # This window read 1.7 MiB/s, 15% below the 2.0 measured at this
         # size before: its cache still fills over time at one size, and
