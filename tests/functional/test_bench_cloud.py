@@ -133,6 +133,23 @@ class TestBenchCloud(testtools.TestCase):
             self.assertEqual({'as planned': 5, 'as before': 1},
                              outcome.hosts)
 
+    def test_no_session_closes_the_write_ahead_log(self):
+        # Sessions open and close a connection each (NullPool); the last
+        # one to close would delete the log, while another thread's writer
+        # may be starting: SQLite then refuses that writer at once.
+        from oslo_config import cfg
+        from watcher.common import utils
+
+        with bench_apply.watcher_database() as (ctx, audit):
+            wal = cfg.CONF.database.connection.split(':///', 1)[1] + '-wal'
+            self.assertTrue(os.path.exists(wal))
+            objects.Goal(ctx, uuid=utils.generate_uuid(), name='after',
+                         display_name='after',
+                         efficacy_specification=[]).create()
+            self.assertEqual(audit.id, objects.Audit.get_by_id(
+                ctx, audit.id).id)
+            self.assertTrue(os.path.exists(wal))
+
     def test_the_private_node_is_gone_afterwards(self):
         with broker.private_rabbitmq() as url:
             port = int(url.rsplit(':', 1)[1].strip('/'))

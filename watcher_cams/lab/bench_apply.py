@@ -107,10 +107,37 @@ def watcher_database():
         # services; without a notification_level it drops them (noop).
         rpc.init(cfg.CONF)
         ctx = watcher_context.make_context(is_admin=True)
-        yield ctx, _audit(ctx)
+        with _wal_kept(cfg.CONF.database.connection):
+            yield ctx, _audit(ctx)
     finally:
         rpc.cleanup()
         fixture.cleanUp()
+
+
+@contextlib.contextmanager
+def _wal_kept(url):
+    """One idle connection to the SQLite file for as long as it is used.
+
+    oslo.db opens a connection per session (NullPool). When a session's
+    connection is the last one open, SQLite checkpoints and deletes the
+    write-ahead log as it closes; a writer of another thread caught in
+    that moment fails at once with "database is locked" (about once a
+    minute with eight threads reading and updating actions;
+    tools/bench_db_stress.py). With this connection open no session's is
+    ever the last, and the log stays until the run ends.
+    """
+    import sqlite3
+
+    from sqlalchemy.engine import url as sa_url
+
+    keeper = sqlite3.connect(sa_url.make_url(url).database)
+    try:
+        # A first read puts it in WAL mode: it holds its share of the
+        # file from then on, and no transaction.
+        keeper.execute('SELECT count(*) FROM sqlite_master').fetchall()
+        yield
+    finally:
+        keeper.close()
 
 
 def _audit(ctx, goal='memory_cache_efficiency',
