@@ -41,7 +41,9 @@ def stream_probe(host, cfg, params, curves, rooms):
     looks the same, and the step would cost a neighbour's hot set the
     reads it serves, or a filling cache the memory it fills next, every
     time the larger size is forgotten. Memory in use goes only to a new
-    workload, and cheaply (:func:`_new_workload_donors`).
+    workload, and cheaply (:func:`_new_workload_donors`). Not where what
+    the donors give reaches no further than a size that already showed
+    what this would (:func:`_measured_again`).
     """
     steps = {u: _unseen_reuse_step(c, host.guest(u), host, cfg, params)
              for u, c in sorted(curves.items())}
@@ -58,8 +60,10 @@ def stream_probe(host, cfg, params, curves, rooms):
                                             (taker, steps[taker]))
     amount = sum(donors.values())
     bound = curves[taker].disk_mb_s / max(amount, 1)
-    if not donors or bound - loss * (1 + params.value_band) <= (
-            params.min_value / 1024.0):
+    if not donors or _measured_again(curves[taker], host.guest(taker),
+                                     amount, params.granule_mb) or (
+            bound - loss * (1 + params.value_band)
+            <= params.min_value / 1024.0):
         return None
     why = ('utility (%s): %d MiB toward a guest whose cache and shadow '
            'entries are too small to show a re-read; costs at most %.3f '
@@ -171,6 +175,29 @@ def _barred(curve, step_mb, g_mb):
         return any(x.size_mb >= curve.size_mb + g_mb / 2 for x in curve.seen)
     return any(x.size_mb >= curve.size_mb + step_mb - g_mb / 2
                for x in curve.seen)
+
+
+def _measured_again(curve, guest, step_mb, g_mb):
+    """Whether a step of ``step_mb`` would only measure a size again.
+
+    As :func:`_barred`, for the step the donors can give, which may fall
+    short of the one asked: random host 262's 6 GiB scan, more than it
+    could ever cache, was probed time after time with what a neighbour's
+    cache could spare, to sizes it had read as much at, and the
+    neighbour, a uniform reader, read 10.5 GiB instead of 0.9. A size
+    measured early in the workload its reads last showed
+    (ValueCurve.phase_at), before it read what that size's file LRU and
+    shadows reach, could not show a re-read yet, and bars nothing (wide
+    host 90: a 1.2 GiB scan measured flat at 576 and 640 MiB in its first
+    minutes found its cliff with those granules 13 minutes later).
+    """
+    if curve.refault_mb_s > NOTHING_SHARE * curve.disk_mb_s:
+        return _barred(curve, step_mb, g_mb)
+    lrus = 1 + first_reuse.SURE_SHADOW_LRUS
+    return any(x.size_mb >= curve.size_mb + step_mb - g_mb / 2 and (
+        curve.phase_at is None
+        or (x.timestamp - curve.phase_at) * curve.disk_mb_s
+        >= (x.size_mb - guest.sample.used_mb) * lrus) for x in curve.seen)
 
 
 def _unused_room_mb(curve, room_mb, params):

@@ -1639,6 +1639,36 @@ class TestProbe(testtools.TestCase):
                                    activate_s=factory.pages_s(6.0))
         self.assertEqual([], self.plan(changed).moves)
 
+    def test_a_stream_probe_no_further_than_a_size_measured_is_not_made(self):
+        # The new workload above, beside the neighbour whose granules
+        # cost so much that its step is one granule (to 448 MiB); its
+        # workload began five minutes ago.
+        stream = factory.guest(1, actual_mb=384, active_mb=0,
+                               inactive_mb=128, read_mb_s=4.0,
+                               read_since_boot_mb=40000)
+        self.other = factory.guest(2, read_mb_s=2.0,
+                                   refault_s=factory.pages_s(2.0),
+                                   activate_s=factory.pages_s(1.5))
+
+        def began(*seen):
+            return dataclasses.replace(stream, policy_state={
+                utility.STATE_KEY: {'phase_at': self.now - 300,
+                                    'seen': [list(e) for e in seen]}})
+        self.assertEqual(64, {m.instance: m.delta_mb for m in self.plan(
+            began()).moves}[stream.uuid])
+        # Measured at 448 MiB since, reading as much: the granule would
+        # measure that size again (random host 262: a 6 GiB scan was
+        # probed time after time to sizes it had read as much at, from a
+        # neighbour's cache that needed the memory).
+        self.assertEqual([], self.plan(began(
+            (448, 0.0, 64, self.now - 120, 4.0, 3))).moves)
+        # Measured there a minute after it began: 240 MiB read, less than
+        # that size's file LRU and shadows reach (3 x 192 MiB), so a scan
+        # they would hold had not come round yet.
+        self.assertEqual(64, {m.instance: m.delta_mb for m in self.plan(
+            began((448, 0.0, 64, self.now - 240, 4.0, 3))).moves}[
+                stream.uuid])
+
     def test_a_first_pass_past_its_shadows_is_a_new_workload(self):
         # The stream above, its reads as they were (no phase shows), but
         # its first pass began a few minutes ago: 1,200 MiB read since, no
