@@ -155,7 +155,7 @@ def _unseen_reuse_step(curve, guest, host, cfg, params):
     return 0 if _barred(curve, step, g_mb) else step
 
 
-def _barred(curve, step_mb, g_mb):
+def _barred(curve, step_mb, g_mb, bars=None):
     """Whether a size the guest was measured at bars a step of ``step_mb``.
 
     Any larger one, while it refaults some of what it reads: it showed
@@ -169,12 +169,13 @@ def _barred(curve, step_mb, g_mb):
     reached there (wide host 131: idle, then a 1.6 GiB scan at a 128 MiB
     file LRU; measured at 256 MiB, its shadows reaching 1.3 GiB, it was
     not probed again, and read 8 MiB/s for 100 minutes, 29 times the
-    oracle's reads).
+    oracle's reads). ``bars``: which measurements of a guest re-reading
+    nothing may bar (all where None).
     """
     if curve.refault_mb_s > NOTHING_SHARE * curve.disk_mb_s:
         return any(x.size_mb >= curve.size_mb + g_mb / 2 for x in curve.seen)
     return any(x.size_mb >= curve.size_mb + step_mb - g_mb / 2
-               for x in curve.seen)
+               and (bars is None or bars(x)) for x in curve.seen)
 
 
 def _measured_again(curve, guest, step_mb, g_mb):
@@ -191,13 +192,13 @@ def _measured_again(curve, guest, step_mb, g_mb):
     host 90: a 1.2 GiB scan measured flat at 576 and 640 MiB in its first
     minutes found its cliff with those granules 13 minutes later).
     """
-    if curve.refault_mb_s > NOTHING_SHARE * curve.disk_mb_s:
-        return _barred(curve, step_mb, g_mb)
     lrus = 1 + first_reuse.SURE_SHADOW_LRUS
-    return any(x.size_mb >= curve.size_mb + step_mb - g_mb / 2 and (
-        curve.phase_at is None
-        or (x.timestamp - curve.phase_at) * curve.disk_mb_s
-        >= (x.size_mb - guest.sample.used_mb) * lrus) for x in curve.seen)
+
+    def came_round(seen):
+        return curve.phase_at is None or (
+            (seen.timestamp - curve.phase_at) * curve.disk_mb_s
+            >= (seen.size_mb - guest.sample.used_mb) * lrus)
+    return _barred(curve, step_mb, g_mb, came_round)
 
 
 def _unused_room_mb(curve, room_mb, params):
