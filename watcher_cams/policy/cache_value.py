@@ -361,11 +361,9 @@ def value_curve(guest, cfg, params):
         segments=segments, **loss,
         donate_mb=max(0, int(donate)), resized=resized, filling=filling,
         size_mb=guest.actual_mb, seen=seen, measured_mb=measured_mb,
-        last_resize=last_resize, grow_pending=past.grow[0],
-        reads_less_at=past.grow[1], idle_since=idle, borne_out=past.borne_out,
-        dormant=past.dormant, resumed_from=resumed, priced_below=released > 0,
-        refault_mb_s=refault, activate_mb_s=activate, quiet=quiet,
-        activated_base=past.activated_base, phase_at=past.phase_at,
+        last_resize=last_resize, resumed_from=resumed,
+        priced_below=released > 0, refault_mb_s=refault,
+        activate_mb_s=activate, quiet=quiet, **past.curve_fields(),
         traded=cliff_trade.remembered(guest, disk), full_base=base,
         counters_belied=belied, fill=_fill(guest, disk, (filling, resized),
                                            past.phase_at),
@@ -566,6 +564,14 @@ class _History:
     activated_base: int = None
     # When its reads last showed a new workload (mrc.phase_at).
     phase_at: float = None
+
+    def curve_fields(self):
+        """The ValueCurve fields it carries over as they are."""
+        return dict(
+            grow_pending=self.grow[0], reads_less_at=self.grow[1],
+            idle_since=self.idle_since, borne_out=self.borne_out,
+            dormant=self.dormant, activated_base=self.activated_base,
+            phase_at=self.phase_at)
 
 
 def _history(guest, window, resized, params):
