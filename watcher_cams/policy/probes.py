@@ -29,6 +29,14 @@ PROBE = 'probe'
 # the reads do not fall, while a scan it fits saves all of them for as
 # long as the workload lasts. 0.1 and 0.2 measured in lab.rst.
 NEW_WORKLOAD_COST_SHARE = 0.05
+# A probe toward a guest measured at a larger size costs its donors at
+# most this share of the taker's disk reads: that size was tried and its
+# reads did not end there, so what lies further is a weaker bet than a
+# size nobody tried (wide host 125: a uniform reader turned 3.2 GiB scan
+# was probed past 2.2 GiB measured flat at a cost of 2.4 of the 3.8 MiB/s
+# it read, and two hot sets paid for it). 0.25 and 0.5 measured in
+# lab.rst.
+FLAT_ABOVE_COST_SHARE = 0.25
 
 
 def _cheapest_probe_donor(curves, down, need_mb, taker, price):
@@ -100,6 +108,9 @@ def probe(host, cfg, params, curves, rooms, bound_of=None):
     if paid is None:
         return None
     donors, loss, amount, bound = paid
+    if flat_above_mb(curves[taker]) and loss * amount > (
+            FLAT_ABOVE_COST_SHARE * curves[taker].disk_mb_s):
+        return None
     # What it costs, at most: the donors' reads the amount may add (for a
     # guest without an agent never measured smaller, an estimate).
     known = all(curves[d].loss_at(0, mb) != host_only.UNKNOWN
@@ -261,12 +272,14 @@ def _probe_bound(curve, guest, cfg, params):
     host-measured reads fell more per MiB below its size than its
     counters value the next MiB: that slope, over :func:`_slope_steps`.
     Where its reads are all refaults beyond its active list (none
-    activated) and no larger size was measured: its reuse lies somewhere
-    within the shadow entries' reach, as a scan a little larger than its
-    cache does (a cliff the counters cannot place); up to a quarter of its
-    cache more, valued as if the cliff were within it. Likewise where they
-    are all refaults, all activated (:func:`cliff_within_active`). Not on
-    the window a new workload began (:func:`new_workload`).
+    activated) and no larger size was measured reading less: its reuse
+    lies somewhere within the shadow entries' reach, as a scan a little
+    larger than its cache does (a cliff the counters cannot place); up to
+    a quarter of its cache more, past any larger size it read as much at
+    (:func:`unplaced_cliff_step`), valued as if the cliff were within it.
+    Likewise where they are all refaults, all activated
+    (:func:`cliff_within_active`). Not on the window a new workload began
+    (:func:`new_workload`).
     """
     room = guards.room_up(guest, cfg)
     if not _probeable(curve, guest, cfg, params):
@@ -287,8 +300,30 @@ def _probe_bound(curve, guest, cfg, params):
         return None
     # Steps that measured no fall double the next: the cliff is beyond
     # all of them, anywhere within the shadow entries' reach.
-    step = cliff_step(guest, cfg, params, flat_below_mb(curve))
+    step = unplaced_cliff_step(guest, cfg, params, curve)
+    if not step:
+        return None
     return curve.refault_mb_s / step, (step,)
+
+
+def unplaced_cliff_step(guest, cfg, params, curve):
+    """MiB a probe toward a cliff_unplaced guest takes, or 0.
+
+    A cliff_step from its size, as far again past the largest size it was
+    measured reading as much at (:func:`flat_above_mb`): the cliff lies
+    beyond that one too (random host 261: a uniform reader turned 1.8 GiB
+    scan, which read as much at 1,856 MiB as at 1,600, gave 768 MiB away
+    and read 19.4 GiB; probed past 1,856, it fits at 2,240 and reads 6.2).
+    Within what it may grow this cycle; 0 where that does not reach past
+    the largest.
+    """
+    step = cliff_step(guest, cfg, params, flat_below_mb(curve))
+    above_mb = flat_above_mb(curve)
+    if not above_mb:
+        return step
+    step = min(guards.room_up(guest, cfg), step + above_mb)
+    step -= step % params.granule_mb
+    return step if step > above_mb else 0
 
 
 def fill_probe(host, cfg, params, curves, rooms):
@@ -443,13 +478,26 @@ def cliff_unplaced(curve, share=1 - mrc.NOISE_SHARE,
 
     Its reads are all refaults (``share`` of them, give or take) beyond
     its active list (none activated: at most ``activated`` of them), and
-    no larger size was measured: a scan larger than its cache, whose cliff
-    lies within the shadow entries' reach. The refault model spreads that
-    over all the reach (next to nothing per MiB), but the memory it has is
-    what the cliff is measured from (utility prices what it gives by that).
+    no larger size was measured reading less (mrc.NOISE_SHARE): a scan
+    larger than its cache, whose cliff lies within the shadow entries'
+    reach, past every larger size it read as much at. The refault model
+    spreads that over all the reach (next to nothing per MiB), but the
+    memory it has is what the cliff is measured from (utility prices what
+    it gives by that).
     """
     return (reads_as_scan(curve, share, activated)
-            and not any(x.size_mb > curve.size_mb for x in curve.seen))
+            and not any(x.size_mb > curve.size_mb and x.disk_mb_s < (
+                1 - mrc.NOISE_SHARE) * curve.disk_mb_s for x in curve.seen))
+
+
+def flat_above_mb(curve):
+    """MiB from the guest's size up to the largest it was measured at.
+
+    0 where none was larger. Where cliff_unplaced holds, every one of
+    them read as much as now.
+    """
+    return max((x.size_mb - curve.size_mb for x in curve.seen
+                if x.size_mb > curve.size_mb), default=0)
 
 
 def cliff_within_active(curve, active_mb):

@@ -71,11 +71,41 @@ def priced(host, cfg, params, curves):
             continue
         if not probes.cliff_unplaced(c, DONOR_SHARE, DONOR_ACTIVATED):
             continue
-        step = probes.cliff_step(host.guest(u), cfg, params)
+        step = _unplaced_step(host, cfg, params, (u, c), (ladders, held))
         if step:
             out[u] = dataclasses.replace(c, loss_density=max(
                 c.loss_density, c.refault_mb_s / step))
     return out
+
+
+def _unplaced_step(host, cfg, params, priced, reach):
+    """MiB the next probe toward an unplaced cliff would take, or 0.
+
+    ``priced``: (uuid, curve); ``reach``: (:class:`_Ladders`, held as in
+    :func:`priced`). A cliff_step, or where it was measured larger
+    reading as much, probes.unplaced_cliff_step. 0 where the step would
+    end beyond what the host could give it (:func:`_reachable_mb`) for
+    what the probe may pay per MiB: its refaults over the step, and past
+    a larger size no more than probes.FLAT_ABOVE_COST_SHARE of its reads.
+    A span kept for a probe that cannot be paid is only lost to others
+    (random host 3,796: a hot/cold reader turned 2.7 GiB scan, measured
+    flat up to 3,008 MiB, held 2.1 GiB for an hour while the hot/cold
+    reader beside it read 2 MiB/s; random host 4,095: a 3 GiB scan that
+    no size the host can give holds, held 2.4 GiB).
+    """
+    uuid, curve = priced
+    guest = host.guest(uuid)
+    step = probes.cliff_step(guest, cfg, params)
+    paid_mb_s = curve.refault_mb_s
+    if probes.flat_above_mb(curve):
+        step = probes.unplaced_cliff_step(guest, cfg, params, curve)
+        paid_mb_s = min(paid_mb_s,
+                        probes.FLAT_ABOVE_COST_SHARE * curve.disk_mb_s)
+    tried = dataclasses.replace(curve, loss_density=paid_mb_s / max(step, 1))
+    if step and curve.size_mb + step > _reachable_mb(
+            host, cfg, reach[0], tried, uuid, reach[1]):
+        return 0
+    return step
 
 
 def _saving_nothing(curve, params):

@@ -15,6 +15,7 @@ from watcher_cams.policy import model
 from watcher_cams.policy import mrc
 from watcher_cams.policy import probes
 from watcher_cams.policy import report
+from watcher_cams.policy import scan_cliffs
 from watcher_cams.policy import stale_active
 from watcher_cams.policy import utility
 
@@ -354,12 +355,42 @@ class TestUtilityPlan(testtools.TestCase):
                                           CFG).moves)
         self.assertTrue(probes.cliff_unplaced(
             utility.value_curve(scan, CFG)))
-        # Measured larger, its curve places the cliff (see
-        # test_a_flat_step_before_refaulting_reads_is_a_cliff).
-        placed = remembering(scan, (2560, 0.0, 64,
-                                    scan.sample.timestamp - 300, 2.0, 3))
-        self.assertFalse(probes.cliff_unplaced(
-            utility.value_curve(placed, CFG)))
+        # Measured larger reading less, its curve places the cliff (see
+        # test_a_flat_step_before_refaulting_reads_is_a_cliff); reading
+        # as much, the cliff lies beyond that size too.
+        def measured_at_2560(reads_mb_s):
+            return utility.value_curve(remembering(scan, (
+                2560, 0.0, 64, scan.sample.timestamp - 300, reads_mb_s,
+                3)), CFG)
+        self.assertFalse(probes.cliff_unplaced(measured_at_2560(1.0)))
+        self.assertTrue(probes.cliff_unplaced(measured_at_2560(2.0)))
+
+    def test_an_unplaced_cliff_is_priced_only_while_the_host_could_pay(self):
+        # Its reads all refaults, none activated: what it gives is priced
+        # at its refaults over the probe's step (a quarter of its 1792
+        # MiB cache), while the host could give it that step. Where the
+        # other guest's floor leaves it less than 2048 + 448 MiB, the
+        # step could never be taken: what it holds is priced as its
+        # curve says.
+        def priced(other_used_mb):
+            other = factory.guest(1, used_mb=other_used_mb, read_mb_s=1.0,
+                                  refault_s=factory.pages_s(0.05),
+                                  activate_s=factory.pages_s(0.04))
+            scan = factory.guest(2, read_mb_s=2.0,
+                                 refault_s=factory.pages_s(2.0),
+                                 read_since_boot_mb=20000)
+            host = factory.host([other, scan])
+            curves = {g.uuid: utility.value_curve(g, CFG)
+                      for g in host.guests}
+            out = scan_cliffs.priced(host, CFG, utility.UtilityParams(),
+                                     curves)
+            return curves[scan.uuid].loss_density, out[
+                scan.uuid].loss_density
+        before, after = priced(256)
+        self.assertAlmostEqual(2.0 / 448, after)
+        self.assertLess(before, after)
+        before, after = priced(1536)
+        self.assertEqual(before, after)
 
     def test_an_idle_guest_with_free_memory_breaks_no_tie(self):
         # Its empty cache says nothing about what it will need when it
@@ -1451,9 +1482,10 @@ class TestProbe(testtools.TestCase):
         moves = {m.instance: m for m in self.plan(scan).moves}
         self.assertEqual(448, moves[scan.uuid].delta_mb)
         self.assertIn('utility (probe)', moves[scan.uuid].reason)
-        # Once a larger size was measured, the cliff rule prices it.
+        # Once a larger size was measured reading less, the cliff rule
+        # prices it.
         tried = remembering(scan, (2048, 0.0, 64, self.now - 60, 6.0, 3),
-                            (2560, 0.0, 64, self.now - 300, 6.0, 3))
+                            (2560, 0.0, 64, self.now - 300, 1.0, 3))
         reasons = [m.reason for m in self.plan(tried).moves]
         self.assertFalse(any('probe' in r for r in reasons), reasons)
         # Activations mean reuse within its reach that the model prices.
@@ -1462,6 +1494,25 @@ class TestProbe(testtools.TestCase):
                              activate_s=factory.pages_s(1.0))
         self.assertFalse(any('probe' in m.reason
                              for m in self.plan(some).moves))
+
+    def test_a_probe_steps_past_the_sizes_measured_reading_as_much(self):
+        # Measured at 2560 MiB reading as much as at 2048: the cliff lies
+        # beyond 2560 too, and a quarter of its cache (256 MiB) more than
+        # that is tried.
+        flat = remembering(self.refaulting_scan(),
+                           (2048, 0.0, 64, self.now - 60, 6.0, 3),
+                           (2560, 0.0, 64, self.now - 300, 6.0, 3))
+        moves = {m.instance: m for m in self.plan(flat).moves}
+        self.assertEqual(768, moves[flat.uuid].delta_mb)
+        self.assertIn('utility (probe)', moves[flat.uuid].reason)
+        # Not where that costs its donors more than a share of its reads
+        # (here 0.386 MiB/s of its 6).
+        with mock.patch.object(probes, 'FLAT_ABOVE_COST_SHARE', 0.05):
+            self.assertEqual([], probes_of(self.plan(flat)))
+        # Nor where it may not grow past 2560 MiB this cycle.
+        cfg = dataclasses.replace(CFG, max_step_mb=512)
+        plan = utility.plan(factory.host([flat, self.other]), cfg)
+        self.assertEqual([], probes_of(plan))
 
     def test_no_probe_on_the_window_a_new_workload_began(self):
         # The scan above read 14 MiB/s at this size a minute ago, and 6
