@@ -358,6 +358,7 @@ class TestUtilityPlan(testtools.TestCase):
         # Measured larger reading less, its curve places the cliff (see
         # test_a_flat_step_before_refaulting_reads_is_a_cliff); reading
         # as much, the cliff lies beyond that size too.
+
         def measured_at_2560(reads_mb_s):
             return utility.value_curve(remembering(scan, (
                 2560, 0.0, 64, scan.sample.timestamp - 300, reads_mb_s,
@@ -1509,6 +1510,16 @@ class TestProbe(testtools.TestCase):
         # (here 0.386 MiB/s of its 6).
         with mock.patch.object(probes, 'FLAT_ABOVE_COST_SHARE', 0.05):
             self.assertEqual([], probes_of(self.plan(flat)))
+        self.assertTrue(probes._past_flat_sizes(
+            utility.value_curve(flat, CFG)))
+        # That cap is for a cliff nothing placed: a reader that re-reads
+        # within its active list, measured larger, is probed as before.
+        hot = remembering(
+            factory.guest(1, read_mb_s=6.0, refault_s=factory.pages_s(6.0),
+                          activate_s=factory.pages_s(3.0)),
+            (2560, 0.0, 64, self.now - 300, 6.0, 3))
+        self.assertFalse(probes._past_flat_sizes(
+            utility.value_curve(hot, CFG)))
         # Nor where it may not grow past 2560 MiB this cycle.
         cfg = dataclasses.replace(CFG, max_step_mb=512)
         plan = utility.plan(factory.host([flat, self.other]), cfg)
