@@ -350,7 +350,7 @@ def value_curve(guest, cfg, params):
     base = grow_check.full_base(guest, segments, (disk, resized, free_mb),
                                 cfg, params)
     seen, clean, belied = _measuring(guest, cfg, seen, (
-        disk, resized, free_mb, filling, idle), base)
+        disk, resized, free_mb, filling, idle), (base, past.phase_at))
     seen, segments, measured_mb = mrc.measured_since(
         guest, r, segments, seen, (disk, refault, activate), params,
         resumed) if clean else (seen, segments, 0.0)
@@ -385,23 +385,29 @@ def _fill(guest, disk_mb_s, window, phase_at):
     return fill_curve.measured(guest, disk_mb_s, window, new_phase)
 
 
-def _measuring(guest, cfg, seen, window, base):
+def _measuring(guest, cfg, seen, window, since):
     """(seen, whether the window measures the guest, whether it belies).
 
     A clean window measures it: no resize in it, its cache not filling,
     the guest not idle. So does one whose full memory belies the counters
-    that grew it (grow_check.fill_belies, with ``base``), made with what
-    that returns. Either belies the counters where the step from the last
-    smaller measurement saved less than half what they promised there
-    (grow_check.step_belies). ``window``: (disk reads in MiB/s,
+    that grew it (grow_check.fill_belies, with the full_base), made with
+    what that returns. Either belies the counters where the step from the
+    last smaller measurement saved less than half what they promised
+    there (grow_check.step_belies); a clean one does too where larger
+    sizes measured before saved less than that, since its workload began
+    (grow_check.larger_belies). ``window``: (disk reads in MiB/s,
     cache_window's resized, free MiB, whether its cache fills, when it
-    went idle or None).
+    went idle or None); ``since``: (the full_base, when its reads last
+    showed a new workload or None).
     """
     disk, resized, free_mb, filling, idle = window
+    base, phase_at = since
     if idle is not None:
         return seen, False, False
     if not filling and not resized:
-        return seen, True, grow_check.step_belies(guest, seen, disk)
+        return seen, True, (grow_check.step_belies(guest, seen, disk)
+                            or grow_check.larger_belies(
+                                guest, seen, disk, phase_at))
     audited = grow_check.fill_belies(guest, seen, (disk, resized, free_mb),
                                      cfg, base)
     return (seen, False, False) if audited is None else (audited, True, True)

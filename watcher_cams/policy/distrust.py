@@ -13,17 +13,20 @@ reading 4.0 MiB/s at every size).
 So once the host measured a step that saved less than half what the
 counters promised at its foot (ValueCurve's ``counters_belied``:
 grow_check.step_belies, a step of two active lists or more, which an
-honest scan short of its cliff does not promise), the guest is held:
+honest scan short of its cliff does not promise; or, measured larger
+before, grow_check.larger_belies), the guest is held:
 
 - it grows only where its own host-measured reads priced it, up to the
   largest size it was measured at (:func:`measured_rooms`); no probe,
   trade or tie grows it (:func:`grows_held`);
 - it gives back, taker or not, what it got down to the smallest size
   it was measured reading as much (:func:`paid_for_nothing`);
-- paper mode's steps, which utility's ties follow, count none of its
-  active list (:func:`believed`).
+- what it gives costs what the host measured it to, nothing its
+  counters say (:func:`host_priced`);
+- no rule counts its active list (:func:`believed`): not its floor,
+  its curve, nor paper mode's steps, which utility's ties follow.
 
-What it gives is otherwise priced as before. The hold lasts
+The hold lasts
 HOLD_MEMORIES ``memory_s`` from the last window that belied it, twice
 that once it was belied again after a hold ended, and so on up to
 2^MAX_DOUBLINGS times. Honest guests are next to never held (random
@@ -148,13 +151,35 @@ def paid_for_nothing(host, cfg, curves):
     return out
 
 
+def host_priced(host, curves):
+    """``curves``, what a held guest gives priced by its measured reads.
+
+    Its counters were belied, and where the host never measured it (below
+    the smallest size it held) they are no better evidence: priced there,
+    they kept memory the host saw save nothing (forged host 73: a stream
+    measured reading 4.0 MiB/s from 704 to 1,216 MiB, kept at 704 by a
+    claim of all it read for the next 64 MiB down). Only the reads the
+    host measured price what it gives (cache_value.ValueCurve's
+    measured_loss); what it may take, :func:`measured_rooms` bounds.
+    """
+    out = dict(curves)
+    for uuid, curve in curves.items():
+        if held(host.guest(uuid)):
+            out[uuid] = dataclasses.replace(
+                curve, loss_density=0.0, seen=tuple(
+                    dataclasses.replace(x, density=0.0)
+                    for x in curve.seen))
+    return out
+
+
 def believed(host):
     """``host``, a held guest's page cache all one inactive list.
 
-    Its active list is what its counters say was hit again, and a step of
-    two of them the host measured saved less than half what they
-    promised: paper mode's cache utilization (cams.utilization), which
-    utility's ties follow, counts none of it.
+    Its active list is what its counters say was hit again, and a step
+    the host measured saved less than half what they promised: no rule
+    counts it, not the floor (donation.kept_mb keeps an active list), the
+    refault segments, nor paper mode's cache utilization
+    (cams.utilization), which utility's ties follow.
     """
     def view(guest):
         s = guest.sample

@@ -192,6 +192,51 @@ def step_belies(guest, seen, disk_mb_s):
     return mrc.promise_belied(guest, (here, foot))
 
 
+def larger_belies(guest, seen, disk_mb_s, phase_at):
+    """Whether sizes it was measured at before, larger, belie it now.
+
+    :func:`step_belies` read the other way round. A guest given a trial
+    on its counters' word and measured reading as much there gives it
+    back, and from then on is measured at its size with the larger sizes
+    behind it: no grow from here is checked, and its counters price what
+    it keeps here as they did before the trial (forged host 73: a stream
+    claiming all it read would end 64 MiB up, measured reading 4.0 MiB/s
+    from 704 to 1,216 MiB, kept 704 where honest it went to 640, and its
+    neighbour read 21% more). Its measurement at its size is the foot;
+    each larger one far enough above (:func:`_promised_over`), of the
+    same workload (reads there and now within mrc.PHASE_SHARE of the
+    foot's), must save less than half of what the counters at the foot
+    promise (mrc.promise_belied). Only measurements taken once the
+    workload begun at ``phase_at`` (None: before the policy watched)
+    could have re-read all their cache held (:func:`_came_round`): in a
+    first pass every size reads as much, while the pages an old workload
+    left refault (random host 3,187: a 1 GiB scan after a reader over
+    64 GiB, held so, lost the memory it fits in).
+    """
+    foot = next((x for x in seen if x.size_mb == guest.actual_mb), None)
+    if foot is None or disk_mb_s > (1 + mrc.PHASE_SHARE) * foot.disk_mb_s:
+        return False
+    if not _came_round(foot, guest, phase_at):
+        return False
+    tops = [x for x in seen if x.size_mb > foot.size_mb
+            and _promised_over(foot, x.size_mb)
+            and x.disk_mb_s <= (1 + mrc.PHASE_SHARE) * foot.disk_mb_s
+            and _came_round(x, guest, phase_at)]
+    return bool(tops) and all(mrc.promise_belied(guest, (top, foot))
+                              for top in tops)
+
+
+def _came_round(seen, guest, phase_at):
+    """Whether the workload read all ``seen``'s cache held before it.
+
+    Since ``phase_at``, at the rate it read there: as much as its size
+    less the guest's used memory.
+    """
+    return phase_at is None or (
+        (seen.timestamp - phase_at) * seen.disk_mb_s
+        >= seen.size_mb - guest.sample.used_mb)
+
+
 def _promised_over(foot, size_mb):
     """Whether the counters at ``foot`` promised most of its reads by now.
 

@@ -392,14 +392,12 @@ def _tie_break(host, cfg, params, curves):
     """CAMS's steps where the refault values do not say otherwise."""
     # Paper mode's own steps; where those no longer fit (the last granules
     # above a floor), the same pace in granules.
-    # What the host belied of a guest's active list counts for nothing.
-    believed = distrust.believed(host)
-    steps = cams.plan(believed, cfg, cams.CamsParams())
+    steps = cams.plan(host, cfg, cams.CamsParams())
     if not steps.moves:
         paper = cams.CamsParams()
         granules = max(1, paper.step_mb * paper.max_steps
                        // params.granule_mb)
-        steps = cams.plan(believed, cfg, cams.CamsParams(
+        steps = cams.plan(host, cfg, cams.CamsParams(
             pages_per_step=params.granule_mb, page_mb=1,
             max_steps=granules))
     takers = [m for m in steps.moves if m.target_mb > m.current_mb]
@@ -719,11 +717,14 @@ def _explored(host, cfg, params, curves, rooms):
 def plan(host: model.HostView, cfg: guards.GuardConfig,
          params: UtilityParams = UtilityParams()) -> model.Plan:
     curves = {}
+    # What the host belied of a guest's active list counts for nothing.
+    host = distrust.believed(host)
     for g in host.guests:
         curve = value_curve(g, cfg, params)
         if curve is not None:
             curves[g.uuid] = curve
     states = _remember(host, curves, params)
+    curves = distrust.host_priced(host, curves)
     # Pricing scans' cliffs leaves what decides these rooms as it was.
     up = distrust.measured_rooms(host, curves, _up_rooms(
         host, cfg, curves, params.granule_mb))

@@ -16,8 +16,9 @@ PARAMS = utility.UtilityParams()
 HOLD_S = PARAMS.memory_s * distrust.HOLD_MEMORIES
 
 
-def stream(n=1, reads_mb_s=8.0, entries=(), belied=None, size_mb=2048):
-    """A stream claiming an active list of 224 MiB (a clean window).
+def stream(n=1, reads_mb_s=8.0, entries=(), belied=None, size_mb=2048,
+           active_mb=224):
+    """A stream claiming an active list of ``active_mb`` (a clean window).
 
     At ``size_mb``, reading ``reads_mb_s``, every read an activated
     refault. ``entries``: its measurements; ``belied``: (held until, spells).
@@ -27,8 +28,8 @@ def stream(n=1, reads_mb_s=8.0, entries=(), belied=None, size_mb=2048):
     if belied is not None:
         state[distrust.UNTIL_KEY], state[distrust.TIMES_KEY] = belied
     return factory.guest(
-        n, actual_mb=size_mb, active_mb=224,
-        inactive_mb=size_mb - 256 - 224, read_mb_s=reads_mb_s,
+        n, actual_mb=size_mb, active_mb=active_mb,
+        inactive_mb=size_mb - 256 - active_mb, read_mb_s=reads_mb_s,
         refault_s=factory.pages_s(reads_mb_s),
         activate_s=factory.pages_s(reads_mb_s), read_since_boot_mb=40000,
         policy_state={utility.STATE_KEY: state})
@@ -66,6 +67,34 @@ class TestBelied(testtools.TestCase):
             self.assertFalse(utility.value_curve(g, CFG).counters_belied)
             plan = utility.plan(factory.host([g, reader()]), CFG)
             self.assertNotIn(distrust.UNTIL_KEY, state_of(plan, g))
+
+    def test_larger_sizes_measured_before_belie_the_counters(self):
+        # Back at 1536 MiB from a trial at 2048 that read 8 MiB/s as here,
+        # where the counters promise all of it over the next active list.
+        back = [seen(1536, 8.0, at=NOW - 60), seen(2048, 8.0, at=NOW - 400)]
+        g = stream(size_mb=1536, entries=back)
+        self.assertTrue(utility.value_curve(g, CFG).counters_belied)
+        plan = utility.plan(factory.host([g, reader()]), CFG)
+        self.assertEqual(1, state_of(plan, g)[distrust.TIMES_KEY])
+
+    def test_not_a_larger_size_that_paid_nor_a_near_one_nor_a_first_pass(
+            self):
+        # Read less there, only 256 MiB up (less than two active lists),
+        # nothing measured here yet; or a workload begun 300 s ago, which
+        # has not read at 8 MiB/s all 1,792 MiB of cache the larger size
+        # held: its first pass reads as much at every size.
+        young = stream(size_mb=1536, entries=[
+            seen(1536, 8.0, at=NOW - 60), seen(2048, 8.0, at=NOW - 100)])
+        young.policy_state[utility.STATE_KEY]['phase_at'] = NOW - 300
+        for g in (stream(size_mb=1536, entries=[
+                      seen(1536, 8.0, at=NOW - 60),
+                      seen(2048, 3.0, at=NOW - 400)]),
+                  stream(size_mb=1536, entries=[
+                      seen(1536, 8.0, at=NOW - 60),
+                      seen(1792, 8.0, at=NOW - 400)]),
+                  stream(size_mb=1536, entries=[
+                      seen(2048, 8.0, at=NOW - 400)]), young):
+            self.assertFalse(utility.value_curve(g, CFG).counters_belied)
 
     def test_a_hold_lasts_longer_each_time(self):
         for times, hold_s in ((1, HOLD_S), (2, 2 * HOLD_S), (3, 4 * HOLD_S),
@@ -159,6 +188,42 @@ class TestHeld(testtools.TestCase):
         shrink = model.Plan(host.name, moves=[model.BalloonMove(
             host.name, held.uuid, 2048, 1984, 'probe')])
         self.assertFalse(distrust.grows_held(host, shrink))
+
+    def test_only_measured_reads_price_what_it_gives(self):
+        held = stream(size_mb=1536, entries=[seen(1536, 8.0, at=NOW - 60)],
+                      belied=(NOW + 600, 1))
+        free = stream(n=3, size_mb=1536,
+                      entries=[seen(1536, 8.0, at=NOW - 60)])
+        curves = {g.uuid: utility.value_curve(g, CFG) for g in (held, free)}
+        self.assertGreater(curves[held.uuid].loss_at(0, 64), 0.0)
+        priced = distrust.host_priced(factory.host([held, free]), curves)
+        self.assertEqual(0.0, priced[held.uuid].loss_at(0, 64))
+        self.assertEqual([0.0], [x.density for x in priced[held.uuid].seen])
+        self.assertIs(curves[free.uuid], priced[free.uuid])
+
+    def test_what_it_gives_is_priced_by_its_measured_reads(self):
+        # Measured at its size only, its counters valuing the 224 MiB
+        # active list they claim at all it reads: trusted, it grows on
+        # them; held, nothing the host measured prices what it holds, and
+        # it gives down to its floor.
+        entries = [seen(1536, 8.0, at=NOW - 60)]
+        for belied, target in ((None, 1792), ((NOW + 600, 1), 640)):
+            g = stream(size_mb=1536, entries=entries, belied=belied)
+            plan = utility.plan(factory.host([g, reader()]), CFG)
+            self.assertEqual([target], [
+                m.target_mb for m in plan.moves if m.instance == g.uuid])
+
+    def test_its_active_list_keeps_nothing_of_its_memory(self):
+        # Measured reading as much at 1,536 and 2,048 MiB, an active list
+        # of 1 GiB claimed: trusted, it keeps that list (above its used
+        # memory and margin, all it has); held, it gives down to its floor.
+        entries = [seen(1536, 8.0, at=NOW - 60), seen(2048, 8.0)]
+        for belied, targets in ((None, []), ((NOW + 600, 1), [640])):
+            g = stream(size_mb=1536, entries=entries, belied=belied,
+                       active_mb=1024)
+            plan = utility.plan(factory.host([g, reader()]), CFG)
+            self.assertEqual(targets, [
+                m.target_mb for m in plan.moves if m.instance == g.uuid])
 
     def test_ties_count_none_of_its_active_list(self):
         held, honest = stream(belied=(NOW + 600, 1)), reader()
