@@ -26,12 +26,13 @@ before, grow_check.larger_belies), the guest is held:
 - no rule counts its active list (:func:`believed`): not its floor,
   its curve, nor paper mode's steps, which utility's ties follow.
 
-The hold lasts
-HOLD_MEMORIES ``memory_s`` from the last window that belied it, twice
-that once it was belied again after a hold ended, and so on up to
-2^MAX_DOUBLINGS times. Honest guests are next to never held (random
-hosts 1-1,400: one, at a cost of 0.22 GiB); a tenant that lies whenever
-it is trusted waits longer each time.
+The hold lasts HOLD_MEMORIES ``memory_s`` from the last window that
+belied it, twice that once it was belied again after a hold ended, and
+so on up to 2^MAX_DOUBLINGS times. Honest guests are next to never held
+(random hosts 1-1,400: one, at a cost of 0.22 GiB when it was added;
+host 810's held scan, its active list no longer counted, read 1.10 GiB
+more at Stop 100); a tenant that lies whenever it is trusted waits
+longer each time.
 """
 
 import dataclasses
