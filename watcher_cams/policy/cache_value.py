@@ -228,6 +228,16 @@ class ValueCurve:
             reread = max(reread, scan_mb / amount_mb)
         return self.hold_density * reread
 
+    def priced_by_reads(self):
+        """This curve, what it gives priced by the host's reads alone.
+
+        Without what the counters priced: its loss density and the
+        densities its measurements kept. :meth:`loss_at` then weighs only
+        :meth:`measured_loss` (and what a rest holds).
+        """
+        return dataclasses.replace(self, loss_density=0.0, seen=tuple(
+            dataclasses.replace(x, density=0.0) for x in self.seen))
+
     def measured_loss(self, given_mb, amount_mb):
         """The part of :meth:`loss_at` the host measured (0.0: none).
 

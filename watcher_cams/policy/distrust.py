@@ -161,15 +161,12 @@ def host_priced(host, curves):
     measured reading 4.0 MiB/s from 704 to 1,216 MiB, kept at 704 by a
     claim of all it read for the next 64 MiB down). Only the reads the
     host measured price what it gives (cache_value.ValueCurve's
-    measured_loss); what it may take, :func:`measured_rooms` bounds.
+    priced_by_reads); what it may take, :func:`measured_rooms` bounds.
     """
     out = dict(curves)
     for uuid, curve in curves.items():
         if held(host.guest(uuid)):
-            out[uuid] = dataclasses.replace(
-                curve, loss_density=0.0, seen=tuple(
-                    dataclasses.replace(x, density=0.0)
-                    for x in curve.seen))
+            out[uuid] = curve.priced_by_reads()
     return out
 
 

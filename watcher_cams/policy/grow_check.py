@@ -226,15 +226,15 @@ def larger_belies(guest, seen, disk_mb_s, phase_at):
                               for top in tops)
 
 
-def _came_round(seen, guest, phase_at):
-    """Whether the workload read all ``seen``'s cache held before it.
+def _came_round(measured, guest, phase_at):
+    """Whether the workload read all a measurement's cache held before it.
 
-    Since ``phase_at``, at the rate it read there: as much as its size
-    less the guest's used memory.
+    ``measured``: an mrc.Seen. Since ``phase_at``, at the rate it read
+    there: as much as its size less the guest's used memory.
     """
     return phase_at is None or (
-        (seen.timestamp - phase_at) * seen.disk_mb_s
-        >= seen.size_mb - guest.sample.used_mb)
+        (measured.timestamp - phase_at) * measured.disk_mb_s
+        >= measured.size_mb - guest.sample.used_mb)
 
 
 def _promised_over(foot, size_mb):

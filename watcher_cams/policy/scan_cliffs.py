@@ -162,8 +162,7 @@ def _never_fitting(curve, params):
     memory away, and a uniform reader over 32 GiB had it when the
     neighbour's fitted scan ended).
     """
-    return dataclasses.replace(_saving_nothing(curve, params), seen=tuple(
-        dataclasses.replace(x, density=0.0) for x in curve.seen))
+    return _saving_nothing(curve, params).priced_by_reads()
 
 
 def _reachable_mb(host, cfg, ladders, block, uuid, held):
