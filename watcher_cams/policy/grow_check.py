@@ -159,7 +159,13 @@ def fill_belies(guest, seen, window, cfg, base):
     its cliff saves nothing until it fits (wide host 453: a scan grown
     1,856 MiB whose refaults began to activate only on the way). Nor an
     older foot than the last measurement below (wide host 417: a reader
-    measured at 1,536 MiB 38 minutes before, and at larger sizes since).
+    measured at 1,536 MiB 38 minutes before, and at larger sizes since),
+    but for the base its run of grows began from: steps each shorter
+    than a promise's reach from the last are one step from there
+    (forged-claims point seed-7: grown 64, 128, 128 and 192 MiB from
+    1,024, measured at 1,216 on the way; from the base the third step
+    spanned two of its claimed active lists, and the fourth took 192 MiB
+    more from its honest neighbours).
     ``window``: (disk reads in MiB/s, cache_window's resized, free MiB).
     """
     disk_mb_s, resized, free_mb = window
@@ -168,9 +174,12 @@ def fill_belies(guest, seen, window, cfg, base):
             or free_mb > cfg.floor_margin_mb):
         return None
     sizes = {x.size_mb for x in seen}
-    below = tuple(seen) + ((base,) if base is not None
-                           and base.size_mb not in sizes else ())
-    return below if step_belies(guest, below, disk_mb_s) else None
+    run = (base,) if base is not None and base.size_mb not in sizes else ()
+    below = tuple(seen) + run
+    if step_belies(guest, below, disk_mb_s) or (
+            run and step_belies(guest, run, disk_mb_s)):
+        return below
+    return None
 
 
 def step_belies(guest, seen, disk_mb_s):

@@ -97,6 +97,22 @@ class TestFullMemoryBelies(testtools.TestCase):
         self.assertGreater(utility.value_curve(grown(8.0), CFG).gain(256),
                            0.5)
 
+    def test_steps_shorter_than_the_reach_are_weighed_from_the_base(self):
+        # Grown from 1536 MiB, measured at 1856 on the way: 192 MiB from
+        # there is short of two active lists, 512 from the run's base is
+        # not. A measurement at 1536 that is not the base stays an older
+        # foot (see above).
+        base = {grow_check.BASE_KEY: seen(1536, 8.0, at=NOW - 300)}
+        on_the_way = [seen(1856, 8.0, at=NOW - 100)]
+        curve = utility.value_curve(grown(8.0, on_the_way, state=base), CFG)
+        self.assertEqual(0.0, curve.gain(256))
+        self.assertIn(1536, [x.size_mb for x in curve.seen])
+        premise = utility.value_curve(grown(8.0, on_the_way), CFG)
+        self.assertGreater(premise.gain(256), 0.5)
+        # Reads that fell from the base's: the run paid.
+        paid = utility.value_curve(grown(3.0, on_the_way, state=base), CFG)
+        self.assertGreater(paid.gain(256), 0.5)
+
     def test_the_base_is_kept_while_it_grows(self):
         g = grown(8.0, state={grow_check.BASE_KEY: seen(1536, 8.0)})
         kept = grow_check.full_base(g, ((224, 0.01),), (8.0, 1, 0.0), CFG,
