@@ -7,6 +7,7 @@ See :mod:`watcher_cams.policy.utility` and doc/source/strategies.rst.
 """
 
 import dataclasses
+import functools
 import math
 
 from watcher_cams.policy import cache_window
@@ -300,17 +301,20 @@ class ValueCurve:
         measured = self.measured_loss(given_mb, amount_mb)
         return measured > 0 and measured >= self.loss_at(given_mb, amount_mb)
 
-    @property
+    @functools.cached_property
     def here(self):
         """The measurement at the current size, if there is one.
 
         The newest one, unless it grew or shrank back to a size measured
-        before (a guest back from idle to where it was).
+        before (a guest back from idle to where it was). Kept once found:
+        the water-filling and the ladders of scan_cliffs price a curve
+        granule by granule, and each price looks here (a frozen curve's
+        fields never change; dataclasses.replace makes a new one).
         """
         return next((x for x in self.seen if x.size_mb == self.size_mb),
                     None)
 
-    @property
+    @functools.cached_property
     def reads_here(self):
         """What the guest reads at its size, as a mrc.Seen, or None.
 
