@@ -120,8 +120,9 @@ class ValueCurve:
     # below it cost (mrc.loss_belied): that step prices it (but see
     # utility._on_the_way).
     loss_belied: bool = False
-    # A fitted scan's memory traded below its cliff: (the cliff, MiB/s it
-    # reads below it), until it holds it again (cliff_trade.remembered).
+    # A fitted scan's memory traded below its cliff, or a first pass's
+    # free memory lent: (the cliff, MiB/s it reads below it), until it
+    # holds it again (cliff_trade.remembered).
     traded: tuple = None
     # The full window a run of grows is audited from (grow_check.full_base).
     full_base: mrc.Seen = None

@@ -36,8 +36,15 @@ water-filling's step at a time saves a taker that little that no step
 pays for the pass's reads (wide host 9: a 36 GiB stream at 1 MiB/s kept
 1.2 GiB free for half an hour beside a uniform reader over 6 GiB). And a
 trial may take it, as it takes a fitted scan's block: the pass's reads
-price its memory at the most it could save. Nothing is remembered of
-it: no cliff was placed.
+price its memory at the most it could save. What it gave is a loan
+(:func:`loan`): its policy state keeps the size it lent from, what the
+pass read and how much it lent, which prices what it lacks up to there
+(scan_cliffs), so that the memory comes back once what the taker holds
+is worth less to it. Without that, the pass had no value to take it
+back with until its reuse showed (forged-claims point seed-19: a tenant
+whose forged counters took 384 MiB of a pass held them for half an
+hour, though the host measured them worth nothing to it, and the pass
+read 3% more than beside an honest neighbour; now as much).
 """
 
 import dataclasses
@@ -47,8 +54,10 @@ from watcher_cams.policy import guards
 from watcher_cams.policy import mrc
 
 # Key of the policy state entry: [MiB its cliff lies at, MiB/s it reads
-# below it].
+# below it]; for a first pass's loan, [the size it lent from, what the
+# pass read, LENT, MiB lent] (see loan).
 STATE_KEY = 'traded'
+LENT = 'lent'
 # Takers weighed per fitted scan, those that could save most first: a
 # plan's cost stays linear in the guests (with 40 fitted scans and 40
 # takers that could each pay, weighing every pair took 0.2 s a plan, and
@@ -296,7 +305,7 @@ def remembered(guest, disk_mb_s):
     found = _record(guest)
     if found is None or _reads_more(found, disk_mb_s):
         return None
-    fits_mb, reads_mb_s = found
+    fits_mb, reads_mb_s = found[:2]
     if not (guest.actual_mb < fits_mb
             and disk_mb_s >= READS_SHARE * reads_mb_s):
         return None
@@ -323,8 +332,18 @@ def _reads_more(found, disk_mb_s):
 
 
 def _record(guest):
-    """The (cliff MiB, MiB/s) its policy state keeps, or None (junk)."""
+    """The (cliff MiB, MiB/s) its policy state keeps, or None (junk).
+
+    A first pass's loan: (the size it lent from, MiB/s, LENT, MiB lent).
+    """
     found = mrc.state_entry(guest, STATE_KEY)
+    tail = ()
+    if isinstance(found, list) and len(found) == 4 and found[2] == LENT:
+        lent_mb = found[3]
+        if (isinstance(lent_mb, bool) or not isinstance(lent_mb, int)
+                or not 0 < lent_mb <= guest.max_mb):
+            return None
+        found, tail = found[:2], (LENT, lent_mb)
     try:
         fits_mb, reads_mb_s = (float(x) for x in found)
     except (TypeError, ValueError):
@@ -332,4 +351,20 @@ def _record(guest):
     if not (math.isfinite(fits_mb) and math.isfinite(reads_mb_s)
             and fits_mb <= guest.max_mb and reads_mb_s > 0):
         return None
-    return fits_mb, reads_mb_s
+    return (fits_mb, reads_mb_s) + tail
+
+
+def loan(guest, reads_mb_s, lent_mb):
+    """The record of a first pass lending ``lent_mb`` more (a list).
+
+    Added to what it lent before, from the size it lent that from.
+    """
+    found = remembered(guest, reads_mb_s)
+    if not lent(found):
+        return [guest.actual_mb, reads_mb_s, LENT, lent_mb]
+    return [int(found[0]), reads_mb_s, LENT, found[3] + lent_mb]
+
+
+def lent(record):
+    """Whether a record (:func:`remembered`) is a first pass's loan."""
+    return record is not None and record[2:3] == (LENT,)

@@ -15,6 +15,7 @@ probe toward it is worth (:func:`priced`), and probes look for it
 import bisect
 import dataclasses
 
+from watcher_cams.policy import cliff_trade
 from watcher_cams.policy import donation
 from watcher_cams.policy import first_reuse
 from watcher_cams.policy import guards
@@ -58,7 +59,7 @@ def priced(host, cfg, params, curves):
             continue
         block = (_scan_block(host.guest(u), params, c)
                  or _traded_block(params, c))
-        if block is not None:
+        if block is not None and block.cliff_mb is not None:
             reachable = _reachable_mb(host, cfg, ladders, block, u, held)
             if block.cliff_mb > reachable:
                 block = _beyond_reach(host.guest(u), params, (c, block),
@@ -277,11 +278,25 @@ def _traded_block(params, curve):
     Its cliff and its reads below it (cliff_trade.remembered), as
     :func:`_scan_block` prices a cliff its first re-read placed: a scan
     shrunk far below its reach soon reads as a stream, and a window its
-    host cache served made it look like a new workload.
+    host cache served made it look like a new workload. What a first
+    pass lent is worth, up to the size it lent from, what the pass read
+    per MiB lent: all of it would have saved at most that. No more: its
+    reuse is unknown, and a pass is no scan whose last MiB before its
+    cliff is worth all it reads (random host 710: a 6 GiB scan that could
+    never fit took back its loan granule by granule at up to 16 MiB/s per
+    GiB from a scan that fitted, which then read 1.8 GiB more). Nor is it
+    weighed as a scan that gives all it holds up (weighed): so priced, a
+    hot/cold reader's loan gave 576 MiB more at no price (wide host 336,
+    13.37 GiB read instead of 11.28).
     """
     if curve.traded is None:
         return None
-    fits_mb, reads_mb_s = curve.traded
+    fits_mb, reads_mb_s = curve.traded[:2]
+    if cliff_trade.lent(curve.traded):
+        density = reads_mb_s / curve.traded[3]
+        return dataclasses.replace(curve, segments=(
+            (fits_mb - curve.size_mb, max(density, curve.density_at(0)[0])),
+        ) + tuple(curve.segments))
     return _as_block(curve, params, fits_mb,
                      reads_mb_s / (fits_mb - curve.size_mb))
 

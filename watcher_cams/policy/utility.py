@@ -599,11 +599,15 @@ def _traded(host, cfg, params, market, states):
         return None
     cliff, reads = found.block.cliff, found.block.reads_mb_s
     if cliff is None:
-        # A first pass's free memory: no cliff to remember.
+        # A first pass's free memory is lent: it comes back, at what the
+        # pass reads, once the taker no longer holds it.
+        record = cliff_trade.loan(host.guest(found.donor), reads,
+                                  int(-found.delta[found.donor]))
         what = "a first pass's %.3f" % reads
     else:
-        states[found.donor][STATE_KEY][cliff_trade.STATE_KEY] = list(cliff)
+        record = list(cliff)
         what = "a fitted scan's %.3f below %d MiB" % (reads, cliff[0])
+    states[found.donor][STATE_KEY][cliff_trade.STATE_KEY] = record
     if found.trial:
         taker = next(u for u, mb in found.delta.items() if mb > 0)
         states[taker][STATE_KEY][cliff_trade.TRIAL_KEY] = (

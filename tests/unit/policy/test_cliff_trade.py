@@ -221,6 +221,18 @@ class TestTraded(testtools.TestCase):
         self.assertEqual(2756, curve.cliff_mb)
         self.assertAlmostEqual(2.0, curve.gain(1732))
 
+    def test_a_pass_loan_prices_what_it_lacks_without_a_cliff(self):
+        # What a first pass lent is worth all it reads up to the size it
+        # lent from, but no cliff was placed: nothing weighs it as a scan
+        # that would give up all it holds (scan_cliffs.weighed).
+        guest = traded(2.0, record=(2756, 2.0, cliff_trade.LENT, 1732))
+        curve = scan_cliffs.priced(
+            factory.host([guest], ram_mb=8192), CFG, utility.UtilityParams(),
+            {guest.uuid: utility.value_curve(guest, CFG)})[guest.uuid]
+        self.assertIsNone(curve.cliff_mb)
+        self.assertAlmostEqual(2.0, curve.gain(1732))
+        self.assertTrue(cliff_trade.lent(curve.traded))
+
 
 def first_pass(read_mb_s=0.5, actual_mb=2048):
     """A guest filling its cache in a first pass, 1,392 MiB still free.
@@ -252,9 +264,29 @@ class TestFirstPassTrade(testtools.TestCase):
                       '0.500', moves[taker.uuid].reason)
         self.assertLessEqual(len(moves[taker.uuid].reason),
                              rpc_common.MAX_BATCH_REASON)
-        # No cliff was placed: nothing of it is remembered.
-        self.assertNotIn(cliff_trade.STATE_KEY,
-                         plan.policy_state[donor.uuid][utility.STATE_KEY])
+        # Lent: the pass keeps the size it gave from, and what it reads.
+        self.assertEqual([2048, 0.5, cliff_trade.LENT, 896],
+                         plan.policy_state[donor.uuid][utility.STATE_KEY][
+                             cliff_trade.STATE_KEY])
+
+    def test_what_it_lent_comes_back_once_the_taker_gives_it(self):
+        # Its taker gave the 896 MiB back (a tenant's counters belied):
+        # nobody holds them, and the pass, its cache full, lacks them at
+        # all it reads (0.57 MiB/s per GiB). Before, it went on at 1,152
+        # MiB, and the memory to whoever claimed it next.
+        lender = factory.guest(4, actual_mb=1152, active_mb=0,
+                               inactive_mb=896, read_mb_s=0.5,
+                               read_since_boot_mb=1200, policy_state={
+                                   utility.STATE_KEY: {
+                                       cliff_trade.STATE_KEY: [
+                                           2048, 0.5, cliff_trade.LENT,
+                                           896]}})
+        taker = short(0.0)
+        host = factory.host([lender, taker], ram_mb=2048 + 2048)
+        moves = {m.instance: m for m in utility.plan(host, CFG).moves}
+        self.assertGreater(moves[lender.uuid].delta_mb, 0)
+        self.assertLessEqual(moves[lender.uuid].target_mb, 2048)
+        self.assertNotIn(taker.uuid, moves)
 
     def test_not_for_less_than_the_pass_reads(self):
         # A taker that saves no more than 0.6 MiB/s (the pass's 0.5 and
