@@ -233,6 +233,18 @@ class TestTraded(testtools.TestCase):
         self.assertAlmostEqual(2.0, curve.gain(1732))
         self.assertTrue(cliff_trade.lent(curve.traded))
 
+    def test_a_loan_adds_to_the_last_and_replaces_a_scans_record(self):
+        # Lent again: from the size it first lent from, all it lent.
+        earlier = traded(0.5, record=(2048, 0.5, cliff_trade.LENT, 128))
+        self.assertEqual([2048, 0.5, cliff_trade.LENT, 384],
+                         cliff_trade.loan(earlier, 0.5, 256))
+        # A guest that traded a fitted scan and now lends a first pass's
+        # memory: the pass is its workload now, and the scan's cliff (a
+        # size it no longer reads toward) is no longer kept.
+        scan = traded(0.5, record=(2756, 0.5))
+        self.assertEqual([1024, 0.5, cliff_trade.LENT, 256],
+                         cliff_trade.loan(scan, 0.5, 256))
+
 
 def first_pass(read_mb_s=0.5, actual_mb=2048):
     """A guest filling its cache in a first pass, 1,392 MiB still free.
