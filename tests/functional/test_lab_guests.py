@@ -66,6 +66,8 @@ class TestRealGuestLab(testtools.TestCase):
             self.assertTrue(os.path.getsize(os.path.join(out, name)) > 0)
         self.assertEqual(['cams-paper: hotcold', 'utility: hotcold',
                           'utility-agentless: hotcold',
+                          'utility: the guests',
+                          'utility: no move the wrong way',
                           'utility-agentless keeps >= 70% of utility\'s '
                           'gain'],
                          [c[0].split(' reads')[0] for c in checks])

@@ -276,9 +276,9 @@ def run(exp, lab, outdir, out=print, stream=None, where=None,
     finally:
         lab.close()
     result_rows = guest_results.rows(exp, runs, scenario)
-    found = guest_results.checks(exp, result_rows)
     actions = [dict(a, strategy=label) for label, r in runs.items()
                for a in r.actions]
+    found = guest_results.checks(exp, result_rows, actions)
     guest_results.print_tables(exp, scenario, result_rows, actions, found,
                                out)
     pngs = guest_results.plots(scenario, result_rows, runs, outdir)

@@ -114,14 +114,63 @@ class TestResults(testtools.TestCase):
 
     def test_target_is_the_window_miss_ratio_of_hotcold_guests(self):
         runs = {'static': synthetic_run('static', 0.6, 0.9),
-                'utility': synthetic_run('utility', 0.2, 0.95)}
-        [(name, ok, detail)] = gr.checks(self.exp, gr.rows(self.exp, runs))
+                'utility': synthetic_run('utility', 0.15, 0.95)}
+        [(name, ok, detail)] = gr.reduction_checks(
+            self.exp, gr.rows(self.exp, runs))
+        # The default mode at the 90% hot share: 3x.
+        self.assertIn('utility: hotcold reads >= 3x less', name)
         self.assertTrue(ok, detail)
-        self.assertIn('3.00x', detail)
-        runs['utility'] = synthetic_run('utility', 0.4, 0.95)
-        [(name, ok, detail)] = gr.checks(self.exp, gr.rows(self.exp, runs))
+        self.assertIn('4.00x', detail)
+        runs['utility'] = synthetic_run('utility', 0.3, 0.95)
+        [(name, ok, detail)] = gr.reduction_checks(
+            self.exp, gr.rows(self.exp, runs))
         self.assertFalse(ok, detail)
-        self.assertIn('1.50x', detail)
+        self.assertIn('2.00x', detail)
+        # Below that hot share the lab's own 2x.
+        exp = dataclasses.replace(self.exp, hot_prob=0.8)
+        [(name, ok, detail)] = gr.checks(exp, gr.rows(exp, runs))
+        self.assertIn('>= 2x less', name)
+        self.assertTrue(ok, detail)
+
+    def test_default_mode_reads_no_more_than_paper_mode(self):
+        exp = rg.Experiment(duration_s=300, measure_from_s=150, strategies=(
+            'static', 'cams-paper', 'utility'))
+        runs = {'static': synthetic_run('static', 0.6, 0.9),
+                'cams-paper': synthetic_run('cams-paper', 0.25, 0.92),
+                'utility': synthetic_run('utility', 0.2, 0.95,
+                                         window_from=1)}
+        found = {c[0]: c for c in gr.checks(exp, gr.rows(exp, runs))}
+        _, ok, detail = found['utility: the guests read no more than '
+                              'cams-paper']
+        # Less in the window (0.2 + 0.95 against 0.25 + 0.92), more over
+        # the whole run, where the hot/cold guest missed from the start.
+        self.assertFalse(ok, detail)
+        self.assertIn('from the window on 1.150 against 1.170 (-1.7%)',
+                      detail)
+        self.assertIn('whole run 1.317 against 1.253 (+5.1%)', detail)
+        runs['utility'] = synthetic_run('utility', 0.2, 0.92)
+        found = {c[0]: c for c in gr.checks(exp, gr.rows(exp, runs))}
+        self.assertTrue(found['utility: the guests read no more than '
+                              'cams-paper'][1])
+
+    def test_a_move_the_wrong_way_is_reported(self):
+        exp = rg.Experiment(strategies=('static', 'cams-paper', 'utility'))
+        right = [{'strategy': 'utility', 't': 150.0, 'guest': 'hotcold',
+                  'from_mb': 640, 'to_mb': 896},
+                 {'strategy': 'utility', 't': 150.0, 'guest': 'random',
+                  'from_mb': 640, 'to_mb': 384},
+                 {'strategy': 'cams-paper', 't': 60.0, 'guest': 'hotcold',
+                  'from_mb': 896, 'to_mb': 768}]
+        [(_, ok, detail)] = gr.direction_checks(exp, right)
+        self.assertTrue(ok, detail)
+        self.assertEqual('0 of 2 moves the wrong way', detail)
+        wrong = right + [{'strategy': 'utility', 't': 540.0,
+                          'guest': 'hotcold', 'from_mb': 896,
+                          'to_mb': 576}]
+        [(_, ok, detail)] = gr.direction_checks(exp, wrong)
+        self.assertFalse(ok, detail)
+        self.assertIn('1 of 3 moves the wrong way; 540.0 s hotcold 896 -> '
+                      '576 MiB', detail)
 
     def test_guests_without_agent_keep_a_share_of_utility_gain(self):
         exp = rg.Experiment(duration_s=300, measure_from_s=150, strategies=(
