@@ -336,6 +336,19 @@ class TestSpec(testtools.TestCase):
         self.assertIn('cannot read', str(self.assertRaises(
             spec_mod.ScenarioError, spec_mod.load_file, path + '.missing')))
 
+    def test_the_documented_scenario_files_load(self):
+        # lab.rst runs these as scenarios nobody tuned for: they must stay
+        # valid as the format grows.
+        where = os.path.join(os.path.dirname(__file__), '..', '..', '..',
+                             'doc', 'source', 'scenarios')
+        names = sorted(n for n in os.listdir(where) if n.endswith('.yaml'))
+        self.assertEqual(['fast-audits.yaml', 'fourteen-guests.yaml',
+                          'slow-readers.yaml'], names)
+        for name in names:
+            data = spec_mod.load_file(os.path.join(where, name))
+            self.assertEqual(name[:-len('.yaml')], data['name'])
+            self.assertIn('utility', data['strategies'])
+
     def test_workload_phases_repeat(self):
         w = workloads.Workload([
             workloads.Phase('uniform', 10, 1.0, duration_s=60),
