@@ -6,6 +6,7 @@ the cloud lab alike.
 """
 
 from watcher_cams.lab import core
+from watcher_cams.lab.sim import compare
 from watcher_cams.lab.sim import experiment
 from watcher_cams.lab.sim import targets
 from watcher_cams.lab import tables
@@ -105,9 +106,9 @@ def paper_checks(result_rows):
         DEFAULT_MODE, PAPER_MODE),
         ours[0] <= paper[0] and ours[1] <= paper[1],
         'disk/app reads summed over the guests: whole run %.3f against '
-        '%.3f (%+.1f%%), from the window on %.3f against %.3f (%+.1f%%)'
-        % (ours[0], paper[0], _percent(ours[0], paper[0]),
-           ours[1], paper[1], _percent(ours[1], paper[1])))]
+        '%.3f (%s), from the window on %.3f against %.3f (%s)'
+        % (ours[0], paper[0], compare.percent_change(paper[0], ours[0]),
+           ours[1], paper[1], compare.percent_change(paper[1], ours[1])))]
 
 
 def direction_checks(exp, actions):
@@ -130,10 +131,6 @@ def direction_checks(exp, actions):
                      '; %s s %s %s -> %s MiB' % (
                          a['t'], a['guest'], a['from_mb'], a['to_mb'])
                      for a in wrong)))]
-
-
-def _percent(ours, theirs):
-    return 100.0 * (ours - theirs) / theirs if theirs else 0.0
 
 
 def _whole_misses(row):

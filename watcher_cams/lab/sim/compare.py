@@ -209,7 +209,8 @@ def lines(summaries, top=8):
         [(s.scenario, s.points, '%.2f' % s.base_gib, '%.2f' % s.new_gib,
           '%+.2f' % (s.new_gib - s.base_gib), s.better, s.worse,
           s.base_moved_mb, s.new_moved_mb,
-          _percent(s.base_moved_mb, s.new_moved_mb)) for s in summaries])]
+          percent_change(s.base_moved_mb, s.new_moved_mb))
+         for s in summaries])]
     misses = [(s.scenario, name, before, after) for s in summaries
               for name, (before, after) in s.misses.items()]
     if misses:
@@ -226,5 +227,6 @@ def lines(summaries, top=8):
     return out
 
 
-def _percent(before, after):
+def percent_change(before, after):
+    """'+1.2%': how much ``after`` differs from ``before`` ('-' from 0)."""
     return '%+.1f%%' % (100.0 * (after - before) / before) if before else '-'
