@@ -171,6 +171,9 @@ class TestResults(testtools.TestCase):
         self.assertFalse(ok, detail)
         self.assertIn('1 of 3 moves the wrong way; 540.0 s hotcold 896 -> '
                       '576 MiB', detail)
+        # Nothing of a mode that did not run.
+        exp = rg.Experiment(strategies=('static', 'cams-paper'))
+        self.assertEqual([], gr.direction_checks(exp, wrong))
 
     def test_guests_without_agent_keep_a_share_of_utility_gain(self):
         exp = rg.Experiment(duration_s=300, measure_from_s=150, strategies=(
