@@ -62,9 +62,14 @@ def checks(exp, result_rows, actions=()):
     ``guest``, ``from_mb`` and ``to_mb``).
     """
     found = reduction_checks(exp, result_rows)
-    if exp.hot_prob >= ISSUE_HOT_PROB:
+    if _at_issue_hot_share(exp):
         found += paper_checks(result_rows) + direction_checks(exp, actions)
     return found + agentless_checks(result_rows)
+
+
+def _at_issue_hot_share(exp):
+    """Whether issue 23's real-guest figures apply to this experiment."""
+    return exp.hot_prob >= ISSUE_HOT_PROB
 
 
 def reduction_checks(exp, result_rows):
@@ -76,7 +81,7 @@ def reduction_checks(exp, result_rows):
     found = []
     for label in exp.strategies[1:]:
         target = TARGET_REDUCTION
-        if label == DEFAULT_MODE and exp.hot_prob >= ISSUE_HOT_PROB:
+        if label == DEFAULT_MODE and _at_issue_hot_share(exp):
             target = ISSUE_REDUCTION
         for g in exp.guests:
             if g.reader != 'hotcold':
