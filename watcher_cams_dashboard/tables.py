@@ -62,6 +62,9 @@ class InstancesTable(tables.DataTable):
     host_cpu = tables.Column(
         lambda r: _number(r.host_cpu_s, ' CPU s/s'),
         verbose_name=_('CPU time (host-measured)'))
+    host_touched = tables.Column(
+        lambda r: _mb(r.host_touched_mb),
+        verbose_name=_('Memory touched (host-measured)'))
     usable = tables.Column(lambda r: _mb(r.balloon_usable_mb),
                            verbose_name=_('Usable (balloon driver)'))
     host_cache = tables.Column(

@@ -216,6 +216,7 @@ class HostView(ActionsPageMixin, horizon_tables.MultiTableView):
                 # Agents before host_io give neither figure.
                 host_read_mb_s=inst.get('host_read_mb_s'),
                 host_cpu_s=inst.get('host_cpu_s'),
+                host_touched_mb=inst.get('host_touched_mb'),
                 balloon_usable_mb=(inst.get('balloon') or {}).get(
                     'usable_mb'),
                 value=last_value.get(inst['uuid']),

@@ -62,7 +62,7 @@ def overview(host='devstack001'):
              'psi_some_avg10': 0.0,
              'host_cache': {'hit_ratio': 0.25, 'double_caching': True},
              'host_read_mb_s': 3.9, 'host_read_req_s': 62.0,
-             'host_cpu_s': 0.017,
+             'host_cpu_s': 0.017, 'host_touched_mb': 812.0,
              'balloon': {'usable_mb': 1210, 'available_mb': 1500},
              'claims': 'counters went backwards: the guest rebooted'},
             {'uuid': U2, 'name': 'instance-00000002', 'max_mb': 1024,
@@ -245,6 +245,11 @@ class TestHost(PanelTestCase):
         self.assertEqual(('web-<1>', 2048, 1536, 421, 900.1, 0.25),
                          (web.name, web.max_mb, web.actual_mb, web.floor_mb,
                           web.cache_mb, web.host_hit_ratio))
+        # The memory the host saw it touch; none for a guest not measured.
+        self.assertEqual((812.0, None),
+                         (web.host_touched_mb, db.host_touched_mb))
+        self.assertContains(res, 'Memory touched (host-measured)')
+        self.assertContains(res, '812 MiB')
         projects = {t.id: t.name for t in self.tenants.list()}
         self.assertEqual(projects[servers[0].tenant_id], web.project)
         # The newest balloon action's estimate, from Watcher's reason.

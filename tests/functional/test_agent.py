@@ -128,6 +128,41 @@ class TestCollect(base.AgentTestCase):
         self.assertEqual(cpu[idle], view.guest(
             idle.UUIDString()).host_io.cpu_s)
 
+    def test_the_host_measures_the_memory_a_guest_touches(self):
+        # One guest re-reads 200 MiB of its RAM (a tmpfs file) over and
+        # over, the other idles: the host sees the first touch all of it
+        # within a window, from QEMU's referenced bits alone.
+        busy, idle = self.lab.a, self.lab.b
+        code, out = lab_guests.guest_exec(
+            busy, 'dd if=/dev/urandom of=/tmp/touch bs=1M count=200 '
+            '2>/dev/null; setsid sh -c \'while :; do md5sum /tmp/touch; '
+            'done\' </dev/null >/dev/null 2>&1 & echo $!', timeout=120)
+        self.assertEqual(0, code, out)
+        self.addCleanup(lab_guests.guest_exec, busy,
+                        'kill %d; rm -f /tmp/touch' % int(out.split()[-1]))
+        manager = self.manager(min_rate_interval=1, touched_window=20)
+
+        def windows():
+            report = manager.get_report()
+            found = {dom: env.guest(report, dom.UUIDString())['host_io']
+                     for dom in (busy, idle)}
+            if all(io and io['touched'] for io in found.values()):
+                return report, {dom: io['touched']
+                                for dom, io in found.items()}
+            time.sleep(2)
+        report, found = wait_for(windows, timeout=120)
+        self.assertGreaterEqual(found[busy]['mb'], 200, found)
+        self.assertGreaterEqual(found[busy]['half_mb'], 200, found)
+        self.assertLess(found[idle]['mb'], found[busy]['mb'] - 150, found)
+        self.assertGreaterEqual(found[busy]['window_s'], 20)
+        self.assertEqual(env.GUEST_MB, found[busy]['least_mb'])
+        view = report_format.parse_host(report)
+        self.assertEqual(found[idle]['mb'], view.guest(
+            idle.UUIDString()).host_io.touched.mb)
+        shown = {i['uuid']: i['host_touched_mb']
+                 for i in manager.get_overview()['instances']}
+        self.assertGreaterEqual(shown[busy.UUIDString()], 200, shown)
+
     def test_guest_without_agent_is_managed_from_the_host_and_may_vanish(
             self):
         # No guest-agent channel for libvirt: the lab reaches its shell

@@ -23,6 +23,7 @@ from watcher_cams.agent.collectors import host as host_collector
 from watcher_cams.agent.collectors import ksm as ksm_collector
 from watcher_cams.agent.collectors import process_io
 from watcher_cams.agent.collectors import sharing as sharing_collector
+from watcher_cams.agent.collectors import touched
 from watcher_cams.policy import claims
 from watcher_cams.policy import distrust
 from watcher_cams.policy import host_cache
@@ -128,6 +129,7 @@ class HostMonitor:
         self.block_history = report_format.SampleHistory(
             opts.min_rate_interval)
         self._sharing = (0.0, [], {})  # (time, pairs, ram pages per uuid)
+        self.touched = touched.TouchedMemory(opts.touched_window, root)
 
     def describe_all(self, conn):
         """{uuid: Domain} of the running guests; vanished ones skipped."""
@@ -153,7 +155,8 @@ class HostMonitor:
         guests = self._guest_entries(domains)
         sampled = time.monotonic()
         pairs, sharing_ms = self._add_sharing(domains, guests)
-        for history in (self.history, self.io_history, self.block_history):
+        for history in (self.history, self.io_history, self.block_history,
+                        self.touched):
             history.keep_only(domains)
         self.problems.keep_only(list(domains) + [SHARING_PROBLEM])
         report = self._host_report(guests, pairs)
@@ -318,9 +321,13 @@ class HostMonitor:
         With its balloon's counters and the CPU time it ran
         (HostIo.as_dict); None before a window exists.
         """
+        window = self.touched.update(
+            domain.uuid, domain.qemu_pid, domain.actual_mb,
+            now) if domain.tcg else None
         sample = host_io.io_sample(now, domain.qemu_pid,
                                    domain.actual_mb, domain.disks,
-                                   domain.balloon, domain.cpu_ns)
+                                   domain.balloon, domain.cpu_ns,
+                                   touched=window)
         found = host_io.window(sample,
                                self.block_history.add(domain.uuid, sample))
         return found.as_dict() if found else None

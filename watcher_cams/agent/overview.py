@@ -26,7 +26,7 @@ Format (version 1)::
                 "used_mb", "disk_read_mb_s", "refault_s", "activate_s",
                 "psi_some_avg10", "host_cache": HOST_CACHE or null,
                 "host_read_mb_s", "host_read_req_s", "host_cpu_s",
-                "host_io": HOST_IO or
+                "host_touched_mb", "host_io": HOST_IO or
                 null, "balloon": BALLOON, "claims": null or why the guest's
                 own counters are not believed, "host_only": true when it
                 has no guest agent and is managed from host-side signals}
@@ -40,10 +40,12 @@ Format (version 1)::
 ``disk_read_mb_s`` is what the guest says it read (its pgpgin); the
 ``host_`` figures are what QEMU read for it (HOST_IO of
 :mod:`watcher_cams.policy.report`), whatever the guest says, and the CPU
-time it ran (``host_cpu_s``, CPU seconds per second). ``balloon``
-is what the guest's balloon driver reports (null where it gives nothing).
-Figures a guest did not give (no guest agent, bad data) are null; its
-``problem`` says why.
+time it ran (``host_cpu_s``, CPU seconds per second) and the memory it
+touched in the agent's last touched window (``host_touched_mb``, guests
+emulated by TCG only: :mod:`watcher_cams.agent.collectors.touched`).
+``balloon`` is what the guest's balloon driver reports (null where it
+gives nothing). Figures a guest did not give (no guest agent, bad data)
+are null; its ``problem`` says why.
 """
 
 import collections
@@ -68,6 +70,7 @@ def _figures(guest):
         'host_read_mb_s': _round(io and io.read_mb_s),
         'host_read_req_s': _round(io and io.read_req_s, 1),
         'host_cpu_s': _round(io and io.cpu_s),
+        'host_touched_mb': _round(io and io.touched and io.touched.mb, 1),
         'cache_mb': _round(sample and sample.cached_kb / model.KB_PER_MB, 1),
         'active_file_mb': _round(sample and sample.active_file_mb, 1),
         'inactive_file_mb': _round(sample and sample.inactive_file_mb, 1),

@@ -42,6 +42,18 @@ OPTS = [
     cfg.IntOpt('min_rate_interval', default=10, min=1,
                help='A guest\'s rates are computed against its newest '
                     'earlier sample at least this many seconds old.'),
+    cfg.IntOpt('touched_window', default=600, min=0,
+               help='Seconds over which the agent measures the guest '
+                    'memory each guest emulated by TCG touches, from its '
+                    'QEMU process\'s referenced bits (/proc/<pid>/'
+                    'clear_refs and smaps): reported as host_io.touched_mb '
+                    'with the window, and utility mode lets a guest that '
+                    'reads nothing from disk give what it did not touch. '
+                    'The agent clears the bits at the start of each window, '
+                    'so the host\'s own reclaim sees those pages as not '
+                    'recently used. KVM guests touch their memory through '
+                    'page tables clear_refs does not see and are not '
+                    'measured. 0 disables.'),
     cfg.IntOpt('timeline_points', default=240, min=1,
                help='Points of memory and disk reads kept per instance for '
                     'the operators\' overview (get_overview, the '

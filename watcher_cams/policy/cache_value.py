@@ -450,6 +450,10 @@ def _what_it_gives(guest, conf, rates, window, past):
     unread = 0 if filling or resized or past.idle_since is not None else (
         donation.unread_active_mb(guest, cfg, params,
                                   (disk, r.pgactivate_s), past))
+    if not (filling or resized or quiet or past.idle_since is not None):
+        unread = max(unread, donation.untouched_mb(
+            guest, cfg, params, disk, (past.phase_at, rest_hold.returned_at(
+                guest, False))))
     donate = donation.donatable_mb(
         guest, cfg, params, (fill_mb, filling, quiet),
         (segments, max(released, unread), donation.stall_belied(

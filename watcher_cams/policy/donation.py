@@ -134,6 +134,46 @@ def unread_active_mb(guest, cfg, params, rates, past):
     return min(params.granule_mb, guest.actual_mb - kept_mb(guest, cfg))
 
 
+def untouched_mb(guest, cfg, params, disk_mb_s, since=()):
+    """MiB a guest that reads nothing did not touch, host-measured.
+
+    The agent measures the guest memory its QEMU process touched over a
+    window (host_io.HostIo.touched_mb; agent.collectors.touched): what
+    the guest did not touch in it saved no read in it, whatever its
+    counters say, and a guest that reads nothing from disk (``disk_mb_s``)
+    holds its whole workload in what it touched. So it may give the rest,
+    down to that and the floor margin, never below its floor or used
+    memory (:func:`kept_mb`); the next window measures the step, and
+    reads that come back price the memory back (:func:`measured_down_to`).
+    Its active list cannot keep such memory: an old workload's pages stay
+    active beside a new one that fits (random host 197: a 1.8 GiB scan
+    turned 0.9 GiB held 2,112 MiB for 90 minutes beside a reader at 7.4
+    MiB/s; stale_active sees only the changes its reads showed).
+
+    Only a window that saw the workload whole: its second half touched
+    less than a granule more than its first (a scan whose pass is longer
+    than half the window was not seen whole: random host 114 gave a 2.6
+    GiB scan's pass away), the guest held its size in all of it (memory
+    it did not have, it could not touch) and its workload began before it
+    (``since``: when its reads last showed a new workload and when it last
+    came back from a rest; wide host 400, a scan back from a 600 s rest
+    measured on the rest's window). Not from a guest stalled on memory.
+    The figure is the host's: a tenant can only make it larger, which
+    keeps its own memory and takes none.
+    """
+    touched = guest.host_io and guest.host_io.touched
+    if (touched is None or disk_mb_s > mrc.IDLE_MB_S
+            or stalled_on_memory(guest, params)):
+        return 0
+    if (touched.mb - touched.half_mb > params.granule_mb
+            or touched.least_mb < guest.actual_mb - params.granule_mb / 2
+            or any(t is not None and t >= touched.started_at
+                   for t in since)):
+        return 0
+    return max(0, guest.actual_mb - max(
+        kept_mb(guest, cfg), touched.mb + cfg.floor_margin_mb))
+
+
 def stalled_on_memory(guest, params):
     """Whether the guest reports stalls on memory (PSI) worth protecting.
 

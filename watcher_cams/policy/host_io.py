@@ -43,6 +43,26 @@ class DiskReads:
 
 
 @dataclasses.dataclass(frozen=True)
+class Touched:
+    """Guest memory the host saw touched over a window (MiB, seconds).
+
+    Its QEMU process's referenced bits (agent.collectors.touched): all it
+    touched in the window (``mb``), by its half (``half_mb``), and the
+    least balloon size it held in it (``least_mb``).
+    """
+
+    mb: float
+    half_mb: float
+    window_s: float
+    ended_at: float
+    least_mb: float
+
+    @property
+    def started_at(self):
+        return self.ended_at - self.window_s
+
+
+@dataclasses.dataclass(frozen=True)
 class HostIo:
     """One guest's host-measured reads over a window of ``window_s``.
 
@@ -59,6 +79,8 @@ class HostIo:
     balloon_s: tuple = ()  # (counter, per second) of BALLOON_COUNTERS
     # CPU seconds per second the guest ran (None: not measured).
     cpu_s: float = None
+    # The guest memory the host saw touched (Touched; None: not measured).
+    touched: object = None
 
     @property
     def resized(self):
@@ -75,16 +97,20 @@ class HostIo:
                           for d in self.disks],
                 'balloon_s': {k: round(v, 3) for k, v in self.balloon_s},
                 'cpu_s': (None if self.cpu_s is None
-                          else round(self.cpu_s, 5))}
+                          else round(self.cpu_s, 5)),
+                'touched': (None if self.touched is None
+                            else dataclasses.asdict(self.touched))}
 
 
-def io_sample(timestamp, qemu_pid, actual_mb, disks, balloon, cpu_ns=None):
+def io_sample(timestamp, qemu_pid, actual_mb, disks, balloon, cpu_ns=None,
+              touched=None):
     """The counters a window needs, from the agent's view of one domain.
 
     ``disks``: the domain's disks as the agent lists them (``dev``,
     ``rd_req``, ``rd_bytes``; a disk whose statistics libvirt could not
     give has none and is left out); ``balloon``: libvirt's memoryStats;
-    ``cpu_ns``: the CPU time it ran (None: unknown).
+    ``cpu_ns``: the CPU time it ran (None: unknown); ``touched``: the
+    memory it touched in its last whole window (Touched, or None).
     """
     reads = {d['dev']: (d['rd_req'], d['rd_bytes']) for d in disks
              if isinstance(d.get('rd_req'), int)
@@ -93,7 +119,8 @@ def io_sample(timestamp, qemu_pid, actual_mb, disks, balloon, cpu_ns=None):
             'actual_mb': actual_mb, 'reads': reads,
             'balloon': {k: balloon[k] for k in BALLOON_COUNTERS
                         if isinstance(balloon.get(k), int)},
-            'cpu_ns': cpu_ns if isinstance(cpu_ns, int) else None}
+            'cpu_ns': cpu_ns if isinstance(cpu_ns, int) else None,
+            'touched': touched}
 
 
 def window(current, previous):
@@ -122,7 +149,8 @@ def window(current, previous):
                   read_mb_s=math.fsum(d.read_mb_s for d in disks),
                   read_req_s=math.fsum(d.read_req_s for d in disks),
                   disks=tuple(disks), balloon_s=balloon,
-                  cpu_s=_cpu_s(current, previous, seconds))
+                  cpu_s=_cpu_s(current, previous, seconds),
+                  touched=current.get('touched'))
 
 
 def _cpu_s(current, previous, seconds):

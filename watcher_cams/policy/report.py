@@ -44,11 +44,16 @@ for it. Such a guest is managed from those (``GuestView.host_only``).
                "disks": [{"dev": "vda", "read_mb_s": 2.5,
                           "read_req_s": 40.0}],
                "balloon_s": {"major_fault": 12.0, "swap_in": 0.0},
-               "cpu_s": 0.35}
+               "cpu_s": 0.35, "touched": TOUCHED or null}
+
+    TOUCHED = {"mb": 812.0, "half_mb": 790.0, "window_s": 600.0,
+               "ended_at": 1700000000.0, "least_mb": 1024}
 
 ``host_cache`` (:mod:`watcher_cams.policy.host_cache`) and ``host_io``
 (:mod:`watcher_cams.policy.host_io`) are measured on the host, whatever
 the guest agent says; a malformed one is dropped, the guest is kept.
+``touched`` is the guest memory the host saw touched in the agent's last
+whole touched window (host_io.Touched), for guests emulated by TCG.
 
 Guest samples come from inside tenant VMs and are untrusted: a guest whose
 sample is malformed, out of range or inconsistent with its size keeps its
@@ -234,7 +239,23 @@ def parse_host_io(data):
                        high=MAX_RATE))
             for k in host_io.BALLOON_COUNTERS if k in balloon),
         cpu_s=(None if data.get('cpu_s') is None else _float(
-            data['cpu_s'], 'host_io.cpu_s', high=MAX_CPU_S)))
+            data['cpu_s'], 'host_io.cpu_s', high=MAX_CPU_S)),
+        touched=(None if data.get('touched') is None
+                 else _parse_touched(data['touched'])))
+
+
+def _parse_touched(data):
+    """A host_io.Touched from ``host_io.touched``."""
+    data = _dict(data, 'host_io.touched')
+    mb = _float(data.get('mb'), 'host_io.touched.mb', high=MAX_MB)
+    return host_io.Touched(
+        mb=mb, half_mb=_float(data.get('half_mb'), 'host_io.touched.half_mb',
+                              high=mb),
+        window_s=_float(data.get('window_s'), 'host_io.touched.window_s',
+                        1e-3, 86400.0),
+        ended_at=_float(data.get('ended_at'), 'host_io.touched.ended_at'),
+        least_mb=_float(data.get('least_mb'), 'host_io.touched.least_mb',
+                        high=MAX_MB))
 
 
 def _host_measured(data):

@@ -9,6 +9,7 @@ import yaml
 from watcher_cams.cmd import lab as lab_cmd
 from watcher_cams.lab import progress
 from watcher_cams.lab.sim import experiment
+from watcher_cams.lab.sim import host as sim_host
 from watcher_cams.lab.sim import lfu as lfu_sim
 from watcher_cams.lab.sim import llc
 from watcher_cams.lab.sim import memory_scenarios as ms
@@ -781,3 +782,61 @@ class TestAllocatorTargets(testtools.TestCase):
             self.assertGreaterEqual(len(spec['guests']), 2)
         self.assertGreaterEqual(len(spec_mod.validate(
             ms.allocator_spec('mixed-12'))['guests']), 10)
+
+
+def shrinking_scan_spec():
+    """A fitted 1.8 GiB scan turns 0.9 GiB beside a hot/cold reader."""
+    mem = {'committed_mb': 256, 'used_mb': 256}
+    return spec_mod.validate({
+        'name': 'shrinking-scan', 'block_kb': 1024, 'cycle_s': 60,
+        'duration_s': 5400, 'warmup_s': 0,
+        'host': {'ram_mb': 4096 + 512, 'reserved_mb': 512,
+                 'shadow_factor': 4},
+        'guests': [
+            {'name': 'scan', 'size_mb': 2176, 'max_mb': 2560, 'phases': [
+                dict(mem, pattern='scan', range_mb=1843, rate_mb_s=6.0,
+                     duration_s=1800),
+                dict(mem, pattern='scan', range_mb=921, rate_mb_s=6.0)]},
+            {'name': 'reader', 'size_mb': 1920, 'max_mb': 4096, 'phases': [
+                dict(mem, pattern='hot_cold', range_mb=8192, rate_mb_s=8.0,
+                     hot_fraction=0.25, hot_share=0.9)]},
+        ]})
+
+
+class TestTouchedMemory(testtools.TestCase):
+    """What the agent's touched collector gives, simulated."""
+
+    def run_utility(self, window_s):
+        self.useFixture(fixtures.MockPatchObject(
+            sim_host, 'TOUCH_WINDOW_S', window_s))
+        return simulate.Simulation(shrinking_scan_spec(), 'utility').run()
+
+    def test_a_scan_turned_shorter_gives_what_it_no_longer_touches(self):
+        # No guest counter shows the shorter scan: its old pages stay
+        # active and it reads nothing from disk before and after.
+        unmeasured = self.run_utility(1e9)
+        measured = self.run_utility(600.0)
+        self.assertGreaterEqual(unmeasured.series[-1]['size_mb']['scan'],
+                                256 + 1843)
+        self.assertLess(measured.series[-1]['size_mb']['scan'],
+                        256 + 1843 - 512)
+        reads = {n: t.disk_kb for n, t in measured.traffic.items()}
+        before = {n: t.disk_kb for n, t in unmeasured.traffic.items()}
+        self.assertLess(reads['reader'], 0.8 * before['reader'])
+        self.assertLessEqual(reads['scan'], before['scan'])
+
+    def test_a_window_is_reported_whole_with_its_half(self):
+        host = simulate.Simulation(shrinking_scan_spec(), 'utility').host
+        scan = host.guests[0]
+        host.step(300.0)
+        host.report()
+        self.assertIsNone(scan.touched.last)
+        host.step(300.0)
+        host.report()
+        touched = scan.touched.last
+        self.assertEqual(600.0, touched.window_s)
+        # 6 MiB/s over a 1,843 MiB scan: all of it by the end, 1,800 by
+        # the half, and its processes' memory.
+        self.assertEqual(256 + 1800, touched.half_mb)
+        self.assertEqual(256 + 1843, touched.mb)
+        self.assertEqual(2176, touched.least_mb)

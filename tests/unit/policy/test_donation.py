@@ -5,6 +5,7 @@ import testtools
 from tests.unit import factory
 from watcher_cams.policy import donation
 from watcher_cams.policy import guards
+from watcher_cams.policy import host_io
 from watcher_cams.policy import utility
 
 CFG = guards.GuardConfig()
@@ -71,3 +72,53 @@ class TestStalled(testtools.TestCase):
         self.assertGreater(donation.donatable_mb(
             calm, CFG, PARAMS, (0.0, False, False), (SPREAD, 0, False),
             0.0), 0)
+
+
+def touched_guest(mb, half_mb=None, least_mb=2048, ended_at=1060.0, **kw):
+    """A guest of 2,048 MiB that touched ``mb`` in a window ending now."""
+    touched = host_io.Touched(mb=mb, half_mb=mb if half_mb is None
+                              else half_mb, window_s=600.0,
+                              ended_at=ended_at, least_mb=least_mb)
+    io = host_io.HostIo(window_s=60.0, start_mb=2048, end_mb=2048,
+                        read_mb_s=0.0, read_req_s=0.0, touched=touched)
+    return factory.guest(1, actual_mb=2048, used_mb=256, active_mb=1536,
+                         inactive_mb=256, host_io=io, **kw)
+
+
+class TestUntouched(testtools.TestCase):
+
+    def test_a_guest_reading_nothing_gives_what_it_did_not_touch(self):
+        g = touched_guest(1200)
+        self.assertEqual(2048 - 1200 - CFG.floor_margin_mb,
+                         donation.untouched_mb(g, CFG, PARAMS, 0.0))
+        # Never below its used memory, whatever it touched.
+        self.assertEqual(2048 - donation.kept_mb(g, CFG),
+                         donation.untouched_mb(touched_guest(100), CFG,
+                                               PARAMS, 0.0))
+        self.assertEqual(0, donation.untouched_mb(touched_guest(2048), CFG,
+                                                  PARAMS, 0.0))
+
+    def test_only_a_window_that_saw_its_workload_whole(self):
+        cases = {
+            'it reads from disk': (touched_guest(1200), 0.5, ()),
+            'its second half touched more': (
+                touched_guest(1200, half_mb=1000), 0.0, ()),
+            'it was smaller in the window': (
+                touched_guest(1200, least_mb=1536), 0.0, ()),
+            'its workload began in the window': (
+                touched_guest(1200), 0.0, (700.0, None)),
+            'it came back from a rest in it': (
+                touched_guest(1200), 0.0, (None, 460.0)),
+            'it stalls on memory': (
+                touched_guest(1200, psi=PARAMS.psi_protect), 0.0, ()),
+        }
+        for why, (g, disk, since) in cases.items():
+            self.assertEqual(0, donation.untouched_mb(
+                g, CFG, PARAMS, disk, since), why)
+        self.assertGreater(donation.untouched_mb(
+            touched_guest(1200, half_mb=1200 - PARAMS.granule_mb), CFG,
+            PARAMS, 0.0, (400.0, None)), 0)
+
+    def test_not_measured_gives_nothing(self):
+        self.assertEqual(0, donation.untouched_mb(
+            factory.guest(1, actual_mb=2048), CFG, PARAMS, 0.0))

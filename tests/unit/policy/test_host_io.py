@@ -12,8 +12,10 @@ def disk(dev, req, mb):
     return {'dev': dev, 'cache': 'none', 'rd_req': req, 'rd_bytes': mb * MB}
 
 
-def sample(t, disks, actual_mb=1024, pid=7, cpu_ns=None, **balloon):
-    return host_io.io_sample(t, pid, actual_mb, disks, balloon, cpu_ns)
+def sample(t, disks, actual_mb=1024, pid=7, cpu_ns=None, touched=None,
+           **balloon):
+    return host_io.io_sample(t, pid, actual_mb, disks, balloon, cpu_ns,
+                             touched)
 
 
 class TestHostIo(testtools.TestCase):
@@ -79,4 +81,20 @@ class TestHostIo(testtools.TestCase):
                     dict(io.as_dict(), cpu_s=-0.1),
                     dict(io.as_dict(), cpu_s=1e6)):
             entry['host_io'] = bad
+            self.assertIsNone(report.parse_guest(entry).host_io, bad)
+
+    def test_touched_memory_round_trip_and_bad_figures_dropped(self):
+        touched = host_io.Touched(mb=812.0, half_mb=790.0, window_s=600.0,
+                                  ended_at=1600.0, least_mb=1024)
+        io = host_io.window(
+            sample(30, [disk('vda', 40, 4)], touched=touched),
+            sample(0, [disk('vda', 10, 1)]))
+        self.assertEqual(1000.0, io.touched.started_at)
+        entry = report.guest_entry('u', 'g', 1024, 1024,
+                                   host_io=io.as_dict())
+        self.assertEqual(touched, report.parse_guest(entry).host_io.touched)
+        for bad in (dict(mb=-1.0), dict(half_mb=900.0), dict(window_s=0.0),
+                    dict(least_mb='x'), dict(ended_at=None)):
+            entry['host_io'] = dict(io.as_dict(), touched=dict(
+                io.as_dict()['touched'], **bad))
             self.assertIsNone(report.parse_guest(entry).host_io, bad)

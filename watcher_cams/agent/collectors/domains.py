@@ -33,6 +33,8 @@ class Domain:
     # CPU time the domain has run (ns, libvirt's virDomainGetInfo: its
     # vCPUs and QEMU's own threads).
     cpu_ns: int = None
+    # Emulated by TCG (domain type 'qemu'), not run by KVM.
+    tcg: bool = False
     dom: object = dataclasses.field(default=None, repr=False, compare=False)
 
 
@@ -111,6 +113,7 @@ def describe(dom, pid_dir=PID_DIR):
         qemu_pid=qemu_pid(domain_name, pid_dir),
         disks=_disks(dom, root),
         cpu_ns=cpu_ns,
+        tcg=root.get('type') == 'qemu',
         dom=dom)
 
 

@@ -57,6 +57,8 @@ class Traffic:
 # a claim of more than the host read for it is not believed at all
 # (policy.claims), so a forger keeps within it.
 HONEST, FORGED = 'honest', 'forged'
+# The agent's touched window (its touched_window option, seconds).
+TOUCH_WINDOW_S = 600.0
 CLAIMS = (HONEST, FORGED)
 FORGED_ACTIVE_SHARE = 0.125
 
@@ -91,6 +93,7 @@ class SimGuest:
         self.cpu_ns = 0
         self.psi_some = 0.0
         self.activated_pages_seen = 0
+        self.touched = TouchedBits(int(size_mb))
         # Free memory above the low watermark (KiB): see reclaim().
         self.free_slack_kb = 0
         self.policy_state = {}
@@ -109,6 +112,7 @@ class SimGuest:
     def resize(self, size_mb):
         """Balloon to ``size_mb``; a smaller cache evicts at once."""
         self.size_mb = int(min(size_mb, self.max_mb))
+        self.touched.resized(self.size_mb)
         self.cache.resize(self.cache_blocks)
 
     def set_memory(self, phase):
@@ -178,7 +182,50 @@ class SimGuest:
         return host_io.io_sample(
             now, 1, self.size_mb, [{'dev': 'vda', 'rd_req': self.disk_read_req,
                                     'rd_bytes': self.disk_read_kb * KB}], {},
-            self.cpu_ns)
+            self.cpu_ns, touched=self.touched.last)
+
+    def touched_mb(self, blocks):
+        """Guest RAM ``blocks`` distinct blocks read touched (MiB).
+
+        Its processes' memory and the cache pages those reads used: no
+        more than its cache holds.
+        """
+        cache_mb = min(blocks, self.cache.capacity) * self.block_kb / KB
+        return min(self.size_mb, self.used_mb + cache_mb)
+
+
+class TouchedBits:
+    """What the agent's touched collector measures of one guest.
+
+    The blocks read since the window began, its half-way figure and its
+    least size; ``last``: the last whole window as host_io.io_sample
+    takes it (agent.collectors.touched.TouchedMemory.update).
+    """
+
+    def __init__(self, size_mb):
+        self.blocks = set()
+        self.since = 0.0
+        self.half_mb = None
+        self.min_mb = size_mb
+        self.last = None
+
+    def resized(self, size_mb):
+        self.min_mb = min(self.min_mb, size_mb)
+
+    def advance(self, guest, now):
+        """Halve or end the window as the agent's collection would."""
+        window_s = TOUCH_WINDOW_S
+        age = now - self.since
+        if age >= window_s / 2 and self.half_mb is None:
+            self.half_mb = guest.touched_mb(len(self.blocks))
+        if age < window_s:
+            return
+        mb = guest.touched_mb(len(self.blocks))
+        self.last = host_io.Touched(
+            mb=mb, half_mb=min(self.half_mb, mb), window_s=age, ended_at=now,
+            least_mb=self.min_mb)
+        self.blocks, self.since, self.half_mb = set(), now, None
+        self.min_mb = guest.size_mb
 
 
 class KsmModel:
@@ -238,6 +285,7 @@ class SimHost:
         traffic = [Traffic() for _ in self.guests]
         if self.host_cache is None:
             for g, blocks, t in zip(self.guests, per_guest, traffic):
+                g.touched.blocks.update(blocks)
                 access = g.cache.access
                 misses = sum(1 for b in blocks if not access(b))
                 t.app_kb = len(blocks) * g.block_kb
@@ -267,6 +315,8 @@ class SimHost:
                         for gi, blocks in enumerate(per_guest)
                         for i, b in enumerate(blocks))
         host = self.host_cache
+        for g, blocks in zip(self.guests, per_guest):
+            g.touched.blocks.update(blocks)
         for _, gi, b in events:
             g, t = self.guests[gi], traffic[gi]
             t.app_kb += g.block_kb
@@ -307,6 +357,7 @@ class SimHost:
         saved_pages = int(self.ksm_saved_mb() * 256)
         guests = []
         for g in self.guests:
+            g.touched.advance(g, self.now)
             sample, io = self._sample(g), g.io_sample(self.now)
             window = host_io.window(io, self.io_history.add(g.uuid, io))
             guests.append(report_format.guest_entry(
