@@ -46,7 +46,7 @@ OPTS = [
                help='Seconds over which the agent measures the guest '
                     'memory each guest emulated by TCG touches, from its '
                     'QEMU process\'s referenced bits (/proc/<pid>/'
-                    'clear_refs and smaps): reported as host_io.touched_mb '
+                    'clear_refs and smaps): reported as host_io.touched '
                     'with the window, and utility mode lets a guest that '
                     'reads nothing from disk give what it did not touch. '
                     'The agent clears the bits at the start of each window, '

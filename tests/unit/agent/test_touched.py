@@ -89,10 +89,19 @@ class TestTouched(testtools.TestCase):
         mem.update('a', 7, 1024, 0.0)
         os.remove(os.path.join(self.proc, 'smaps'))
         self.assertIsNone(mem.update('a', 7, 1024, 300.0))
-        self.assertEqual(1, logger.output.count('touched memory not'))
-        # It starts anew at the next collection.
-        self.set_referenced(10)
+        # Failing again (the clear is refused) is not logged again.
+        os.remove(os.path.join(self.proc, 'clear_refs'))
+        os.makedirs(os.path.join(self.proc, 'clear_refs'))
         self.assertIsNone(mem.update('a', 7, 1024, 330.0))
+        self.assertEqual(1, logger.output.count('touched memory not'))
+        # It starts anew once it works.
+        os.rmdir(os.path.join(self.proc, 'clear_refs'))
+        self.write('clear_refs', '')
+        self.set_referenced(10)
+        self.assertIsNone(mem.update('a', 7, 1024, 360.0))
+        self.assertIsNone(mem.update('a', 7, 1024, 660.0))
+        self.assertIsNotNone(mem.update('a', 7, 1024, 960.0))
+        self.assertEqual(1, logger.output.count('touched memory not'))
 
     def test_no_window_no_measurement(self):
         mem = touched.TouchedMemory(0, self.root)

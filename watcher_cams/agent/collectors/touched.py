@@ -95,6 +95,8 @@ class TouchedMemory:
         self.root = root
         self._open = {}
         self._last = {}
+        # Guests whose measurement failed and was logged, until it works.
+        self._failing = set()
 
     def update(self, uuid, pid, actual_mb, now):
         """The guest's last whole window (host_io.Touched), or None.
@@ -113,10 +115,14 @@ class TouchedMemory:
             window.min_mb = min(window.min_mb, actual_mb)
             self._advance(uuid, window, actual_mb, now)
         except TouchedError as exc:
-            LOG.warning('Guest %s: touched memory not measured: %s',
-                        uuid, exc)
+            if uuid not in self._failing:
+                LOG.warning('Guest %s: touched memory not measured: %s',
+                            uuid, exc)
+                self._failing.add(uuid)
             self._open.pop(uuid, None)
             self._last.pop(uuid, None)
+        else:
+            self._failing.discard(uuid)
         return self._last.get(uuid)
 
     def _advance(self, uuid, window, actual_mb, now):
@@ -139,3 +145,4 @@ class TouchedMemory:
         for table in (self._open, self._last):
             for uuid in set(table) - set(uuids):
                 del table[uuid]
+        self._failing &= set(uuids)
