@@ -138,7 +138,7 @@ def untouched_mb(guest, cfg, params, disk_mb_s, since=()):
     """MiB a guest that reads nothing did not touch, host-measured.
 
     The agent measures the guest memory its QEMU process touched over a
-    window (host_io.HostIo.touched_mb; agent.collectors.touched): what
+    window (host_io.Touched; agent.collectors.touched): what
     the guest did not touch in it saved no read in it, whatever its
     counters say, and a guest that reads nothing from disk (``disk_mb_s``)
     holds its whole workload in what it touched. So it may give the rest,
@@ -146,14 +146,15 @@ def untouched_mb(guest, cfg, params, disk_mb_s, since=()):
     memory (:func:`kept_mb`); the next window measures the step, and
     reads that come back price the memory back (:func:`measured_down_to`).
     Its active list cannot keep such memory: an old workload's pages stay
-    active beside a new one that fits (random host 197: a 1.8 GiB scan
-    turned 0.9 GiB held 2,112 MiB for 90 minutes beside a reader at 7.4
-    MiB/s; stale_active sees only the changes its reads showed).
+    active beside a new one that fits (forged-claims point seed-197 forged:
+    a 1.8 GiB scan turned 0.9 GiB held 2,112 MiB for 90 minutes beside a
+    reader at 7.4 MiB/s; stale_active sees only the changes reads showed).
 
     Only a window that saw the workload whole: its second half touched
     less than a granule more than its first (a scan whose pass is longer
-    than half the window was not seen whole: random host 114 gave a 2.6
-    GiB scan's pass away), the guest held its size in all of it (memory
+    than half the window was not seen whole: random host 114's 2.6 GiB
+    scan, an 11-minute pass, gave 128 MiB it needed and the host read 12
+    GiB more), the guest held its size in all of it (memory
     it did not have, it could not touch) and its workload began before it
     (``since``: when its reads last showed a new workload and when it last
     came back from a rest; wide host 400, a scan back from a 600 s rest
