@@ -129,17 +129,20 @@ class TestCollect(base.AgentTestCase):
             idle.UUIDString()).host_io.cpu_s)
 
     def test_the_host_measures_the_memory_a_guest_touches(self):
-        # One guest re-reads 200 MiB of its RAM (a tmpfs file) over and
-        # over, the other idles: the host sees the first touch all of it
-        # within a window, from QEMU's referenced bits alone.
-        busy, idle = self.lab.a, self.lab.b
+        # A guest of its own re-reads 200 MiB of its RAM (a tmpfs file)
+        # over and over, a lab guest idles: the host sees the first touch
+        # all of it within a window, from QEMU's referenced bits alone.
+        # Its own guest, so that the shared ones keep their memory as the
+        # other tests left it.
+        busy, idle = self.lab.boot('touch'), self.lab.b
+        self.addCleanup(lambda: lab_guests.destroy_all(
+            self.lab.conn, env.PREFIX + 'touch'))
+        lab_guests.wait_for_agent(busy, timeout=300)
         code, out = lab_guests.guest_exec(
             busy, 'dd if=/dev/urandom of=/tmp/touch bs=1M count=200 '
             '2>/dev/null; setsid sh -c \'while :; do md5sum /tmp/touch; '
             'done\' </dev/null >/dev/null 2>&1 & echo $!', timeout=120)
         self.assertEqual(0, code, out)
-        self.addCleanup(lab_guests.guest_exec, busy,
-                        'kill %d; rm -f /tmp/touch' % int(out.split()[-1]))
         manager = self.manager(min_rate_interval=1, touched_window=20)
 
         def windows():
@@ -450,8 +453,12 @@ class TestForgedProc(base.AgentTestCase):
         liar, honest = self.lab.a, self.lab.b
         liar_uuid, honest_uuid = liar.UUIDString(), honest.UUIDString()
         # The liar below its flavor and no free memory on the host: it
-        # could grow only by taking from its neighbour.
-        liar_mb = env.GUEST_MB - 128
+        # could grow only by taking from its neighbour. Its data cached
+        # and little free memory left beside it, whatever the tests before
+        # left: a guest with free memory would take nothing, liar or not.
+        code, _ = lab_guests.guest_exec(liar, 'cat /mnt/data >/dev/null')
+        self.assertEqual(0, code)
+        liar_mb = env.GUEST_MB - 192
         liar.setMemoryFlags(liar_mb * 1024, libvirt.VIR_DOMAIN_AFFECT_LIVE)
         self.assertBalloon(liar_mb, liar)
         total_mb = host_collector.meminfo_kb()['MemTotal'] // 1024
