@@ -62,6 +62,37 @@ class Touched:
         return self.ended_at - self.window_s
 
 
+class TouchedWindow:
+    """One guest's open touched window, as the agent and simulator keep it.
+
+    Started at ``started`` with the guest at ``size_mb``; it keeps the
+    least size seen in it (:meth:`saw_size`) and, from its half on, what
+    was touched by then. :meth:`advance` ends it once ``window_s`` long.
+    """
+
+    def __init__(self, started, size_mb):
+        self.started = started
+        self.least_mb = size_mb
+        self.half_mb = None
+
+    def saw_size(self, size_mb):
+        self.least_mb = min(self.least_mb, size_mb)
+
+    def advance(self, now, window_s, touched_mb):
+        """The window's Touched once it is whole, else None.
+
+        ``touched_mb``: a callable giving the MiB touched since it began.
+        """
+        age = now - self.started
+        if self.half_mb is None and age >= window_s / 2:
+            self.half_mb = touched_mb()
+        if age < window_s:
+            return None
+        mb = touched_mb()
+        return Touched(mb=mb, half_mb=min(self.half_mb, mb), window_s=age,
+                       ended_at=now, least_mb=self.least_mb)
+
+
 @dataclasses.dataclass(frozen=True)
 class HostIo:
     """One guest's host-measured reads over a window of ``window_s``.

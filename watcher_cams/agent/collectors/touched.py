@@ -24,7 +24,6 @@ whole) and the smallest balloon size in it (memory the guest did not
 have, it could not touch). A window whose QEMU process changed is dropped.
 """
 
-import dataclasses
 import os
 import re
 
@@ -41,14 +40,6 @@ _MAPPING = re.compile(r'^([0-9a-f]+)-([0-9a-f]+) ')
 
 class TouchedError(Exception):
     """The referenced bits of a QEMU process could not be read or cleared."""
-
-
-@dataclasses.dataclass
-class _Window:
-    pid: int
-    started: float
-    min_mb: int
-    half_mb: float = None
 
 
 def ram_referenced_mb(pid, root='/'):
@@ -106,14 +97,19 @@ class TouchedMemory:
         """
         if not self.window_s or not pid:
             return None
-        window = self._open.get(uuid)
+        pid_window = self._open.get(uuid)
         try:
-            if window is None or window.pid != pid:
+            if pid_window is None or pid_window[0] != pid:
                 self._last.pop(uuid, None)
                 self._start(uuid, pid, actual_mb, now)
                 return None
-            window.min_mb = min(window.min_mb, actual_mb)
-            self._advance(uuid, window, actual_mb, now)
+            window = pid_window[1]
+            window.saw_size(actual_mb)
+            ended = window.advance(now, self.window_s, lambda: (
+                ram_referenced_mb(pid, self.root)))
+            if ended is not None:
+                self._last[uuid] = ended
+                self._start(uuid, pid, actual_mb, now)
         except TouchedError as exc:
             if uuid not in self._failing:
                 LOG.warning('Guest %s: touched memory not measured: %s',
@@ -125,20 +121,9 @@ class TouchedMemory:
             self._failing.discard(uuid)
         return self._last.get(uuid)
 
-    def _advance(self, uuid, window, actual_mb, now):
-        age = now - window.started
-        if window.half_mb is None and age >= self.window_s / 2:
-            window.half_mb = ram_referenced_mb(window.pid, self.root)
-        if age >= self.window_s:
-            touched = ram_referenced_mb(window.pid, self.root)
-            self._last[uuid] = host_io.Touched(
-                mb=touched, half_mb=min(window.half_mb, touched),
-                window_s=age, ended_at=now, least_mb=window.min_mb)
-            self._start(uuid, window.pid, actual_mb, now)
-
     def _start(self, uuid, pid, actual_mb, now):
         clear_referenced(pid, self.root)
-        self._open[uuid] = _Window(pid, now, actual_mb)
+        self._open[uuid] = (pid, host_io.TouchedWindow(now, actual_mb))
 
     def keep_only(self, uuids):
         """Forget the guests not in ``uuids``."""

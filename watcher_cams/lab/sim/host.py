@@ -197,35 +197,27 @@ class SimGuest:
 class TouchedBits:
     """What the agent's touched collector measures of one guest.
 
-    The blocks read since the window began, its half-way figure and its
-    least size; ``last``: the last whole window as host_io.io_sample
-    takes it (agent.collectors.touched.TouchedMemory.update).
+    The blocks read since its window (host_io.TouchedWindow) began;
+    ``last``: the last whole window as host_io.io_sample takes it
+    (agent.collectors.touched.TouchedMemory.update).
     """
 
     def __init__(self, size_mb):
         self.blocks = set()
-        self.since = 0.0
-        self.half_mb = None
-        self.min_mb = size_mb
+        self.window = host_io.TouchedWindow(0.0, size_mb)
         self.last = None
 
     def resized(self, size_mb):
-        self.min_mb = min(self.min_mb, size_mb)
+        self.window.saw_size(size_mb)
 
     def advance(self, guest, now):
         """Halve or end the window as the agent's collection would."""
-        window_s = TOUCH_WINDOW_S
-        age = now - self.since
-        if age >= window_s / 2 and self.half_mb is None:
-            self.half_mb = guest.touched_mb(len(self.blocks))
-        if age < window_s:
-            return
-        mb = guest.touched_mb(len(self.blocks))
-        self.last = host_io.Touched(
-            mb=mb, half_mb=min(self.half_mb, mb), window_s=age, ended_at=now,
-            least_mb=self.min_mb)
-        self.blocks, self.since, self.half_mb = set(), now, None
-        self.min_mb = guest.size_mb
+        ended = self.window.advance(now, TOUCH_WINDOW_S, lambda: (
+            guest.touched_mb(len(self.blocks))))
+        if ended is not None:
+            self.last = ended
+            self.blocks = set()
+            self.window = host_io.TouchedWindow(now, guest.size_mb)
 
 
 class KsmModel:
