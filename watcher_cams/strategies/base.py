@@ -9,6 +9,8 @@ and with which parameters.
 """
 
 import abc
+import contextlib
+import gc
 import json
 import logging
 
@@ -131,6 +133,25 @@ def _planned_answer(raw, host, instances):
         return planning.parse_answer(raw, host, instances)
     except planning.PlanError as exc:
         return planning.PlanError('plan of %s rejected: %s' % (host, exc))
+
+
+@contextlib.contextmanager
+def _collecting_new_objects_only():
+    """While planning here, the cyclic collector skips what was alive before.
+
+    Planning hundreds of hosts in the decision engine allocates hundreds of
+    thousands of short-lived objects, and each time the collector's oldest
+    generation came due it walked the engine's whole heap too (Watcher's
+    compute model and the reports: 0.25 s of bench-plan's 2.0 s utility
+    run on 500 hosts). gc.freeze moves the objects alive now to a
+    generation no collection visits; gc.unfreeze gives them back. What
+    planning leaves in cycles is collected as before.
+    """
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
 
 
 def _planned_report(raw, host, request):
@@ -313,8 +334,10 @@ class CamsStrategy(rpcapi.UsesAgent, base.BaseStrategy,
         if not hosts:
             return {}
         found = {}
-        for host, raw in rpcapi.get_reports(self.agent, hosts).items():
-            found[host] = _planned_report(raw, host, requests[host])
+        reports = rpcapi.get_reports(self.agent, hosts)
+        with _collecting_new_objects_only():
+            for host, raw in reports.items():
+                found[host] = _planned_report(raw, host, requests[host])
         self.save_policy_states(
             {h: p.plan.policy_state for h, p in found.items()
              if isinstance(p, planning.PlannedHost) and p.plan.policy_state})

@@ -1,4 +1,5 @@
 import copy
+import gc
 from unittest import mock
 
 import jsonschema
@@ -164,6 +165,23 @@ class TestCacheAwareBalloon(StrategyTestCase):
         self.assertNotEqual([], self.strategy(
             'cache_aware_balloon',
             agent=fakes.FakeAgent([fresh])).execute().actions)
+
+    def test_planning_here_skips_the_heap_alive_before(self):
+        # The collector walks only what planning allocates (gc.freeze):
+        # the decision engine's heap is given back after, also when a
+        # host's planning fails.
+        frozen = []
+
+        def planned(raw, host, request):
+            frozen.append(gc.get_freeze_count())
+            raise RuntimeError('planning failed')
+
+        s = self.strategy('cache_aware_balloon')
+        with mock.patch.object(cams_base, '_planned_report', planned):
+            self.assertRaises(RuntimeError, s.execute)
+        self.assertEqual(1, len(frozen))
+        self.assertGreater(frozen[0], 1000)
+        self.assertEqual(0, gc.get_freeze_count())
 
     def test_malformed_report_leaves_host_out(self):
         bad = copy.deepcopy(self.reports[0])
