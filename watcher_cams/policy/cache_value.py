@@ -21,6 +21,7 @@ from watcher_cams.policy import model
 from watcher_cams.policy import mrc
 from watcher_cams.policy import rest_hold
 from watcher_cams.policy import stale_active
+from watcher_cams.policy import touched_turn
 
 
 @dataclasses.dataclass(frozen=True)
@@ -622,7 +623,8 @@ def _history(guest, window, resized, params):
                  mrc.state_mb(guest, mrc.BORNE_OUT_KEY))
     # A scan that traded and reads more than all it read then: a new
     # workload, resized or not (cliff_trade.outread).
-    new_phase = bool(seen) and cliff_trade.outread(guest, disk)
+    new_phase = bool(seen) and (cliff_trade.outread(guest, disk)
+                                or touched_turn.turned(guest, params))
     if new_phase:
         seen = ()
     elif not resized:

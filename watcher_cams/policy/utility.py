@@ -70,6 +70,7 @@ from watcher_cams.policy import rest_hold
 from watcher_cams.policy import scan_cliffs
 from watcher_cams.policy import stale_active
 from watcher_cams.policy import stream_probe
+from watcher_cams.policy import touched_turn
 from watcher_cams.policy import wide_probes
 
 # Key of this policy's part of a guest's policy state.
@@ -695,6 +696,9 @@ def _remember(host, curves, params):
         if c.grow_pending is not None:
             state['grown_from'] = list(c.grow_pending)
         state.update(c.reach.to_state())
+        touched_turn.remember(state, host.guest(uuid), (
+            c.disk_mb_s >= mrc.READ_MB_S and not c.quiet
+            and c.idle_since is None))
         states[uuid] = {STATE_KEY: state}
     return states
 
