@@ -59,8 +59,8 @@ class HostOnlyCurve(cache_value.ValueCurve):
     prior: float = 0.0
     # Its exploration prior as a donor: reads lost per MiB (_priors).
     prior_loss: float = 0.0
-    # Read requests in the current window (None: unknown).
-    window_reads: float = None
+    # MiB per read request the host counted in the window (None: none).
+    request_mb: float = None
 
     def loss_at(self, given_mb, amount_mb):
         if self.idle_since is not None or (
@@ -95,23 +95,25 @@ class HostOnlyCurve(cache_value.ValueCurve):
         return self.loss_at(given_mb, amount_mb) != UNKNOWN
 
     def measured_slope(self, one, other):
-        return significant_slope(one, other, self.window_reads)
+        return significant_slope(one, other, self.request_mb, self.window_s)
 
 
-def significant_slope(one, other, window_reads):
+def significant_slope(one, other, request_mb, window_s):
     """Reads saved per MiB between two measurements, 0 within the noise.
 
-    Which blocks a guest misses is chance (mrc.read_noise_share). Between
-    sizes a granule apart that is more than a reader over far more data
-    than it caches saves, so a difference within NOISE_SIGMAS of it is
-    none. ``window_reads``: the read requests of the current window
-    (None: unknown, mrc.NOISE_SHARE of the reads is the noise).
+    Which blocks a guest misses is chance: between sizes a granule apart
+    that is more than a reader over far more data than it caches saves,
+    so a difference within NOISE_SIGMAS of it is none
+    (mrc.within_chance). Each measurement is as noisy as its own reads
+    made it; weighed by this window's requests instead, a guest that now
+    reads next to nothing (its data fits) saw every step to a size where
+    it read more written off as chance. Where the host counted no
+    request, mrc.NOISE_SHARE of the reads is the noise.
     """
-    if window_reads:
-        share = mrc.read_noise_share(one, other, window_reads, NOISE_SIGMAS)
-    else:
-        share = mrc.NOISE_SHARE
-    if abs(one.disk_mb_s - other.disk_mb_s) <= share * max(
+    if request_mb:
+        if mrc.within_chance(one, other, request_mb, window_s, NOISE_SIGMAS):
+            return 0.0
+    elif abs(one.disk_mb_s - other.disk_mb_s) <= mrc.NOISE_SHARE * max(
             one.disk_mb_s, other.disk_mb_s):
         return 0.0
     return one.slope_to(other)
@@ -141,9 +143,9 @@ def value_curve(guest, r, cfg, params):
             guest.actual_mb, 0.0, params.min_segment_mb, s.timestamp, disk,
             cpu_s=mrc.cpu_s(guest)),
             r.interval_s, params)
-    window_reads = mrc.requests_in_window(guest)
-    segments, measured_mb = _measured_segments(guest, seen, window_reads,
-                                               params)
+    request_mb = mrc.request_mb(guest)
+    segments, measured_mb = _measured_segments(
+        guest, seen, (request_mb, r.interval_s), params)
     quiet = mrc.cpu_idle(guest, seen, disk, params)
     spare_mb = max(0.0, free_mb - cfg.floor_margin_mb)
     # What its cache left unused over the window (it did not grow): an
@@ -162,7 +164,7 @@ def value_curve(guest, r, cfg, params):
         no_loss_mb=max(spare_mb, donation.step_mb(
             guest, cfg, free_mb) if quiet else 0.0),
         **_priors(disk, s.file_lru_mb, fill, params), fill=fill,
-        window_reads=window_reads, restore_mb=restore, lent_mb=lent,
+        request_mb=request_mb, restore_mb=restore, lent_mb=lent,
         # No active list without an agent: all its cache may be what its
         # return re-reads (the balloon reports only the cache).
         **cache_value.rest_fields(guest, quiet,
@@ -229,11 +231,13 @@ def _resized(guest, last_resize, params):
     return 1 if io.end_mb > io.start_mb else -1
 
 
-def _measured_segments(guest, seen, window_reads, params):
+def _measured_segments(guest, seen, requests, params):
     """(segments, MiB host-measured): the step to the nearest larger size.
 
     What growing to the nearest size it was measured at saved per MiB
     (between two of its own running means), then nothing known.
+    ``requests``: (MiB per read request the host counted, the window's
+    seconds).
     """
     here = seen[0] if seen and seen[0].size_mb == guest.actual_mb else None
     above = [x for x in seen
@@ -242,7 +246,7 @@ def _measured_segments(guest, seen, window_reads, params):
         return ((params.min_segment_mb, 0.0),), 0.0
     nearest = min(above, key=lambda x: x.size_mb)
     step = nearest.size_mb - guest.actual_mb
-    return ((step, significant_slope(here, nearest, window_reads)),
+    return ((step, significant_slope(here, nearest, *requests)),
             (params.min_segment_mb, 0.0)), float(step)
 
 

@@ -561,6 +561,14 @@ def requests_in_window(guest):
     return io.read_req_s * io.window_s if io is not None else None
 
 
+def request_mb(guest):
+    """MiB per read request the host counted in the window (None: none)."""
+    io = guest.host_io
+    if io is None or io.read_req_s <= 0:
+        return None
+    return io.read_mb_s / io.read_req_s
+
+
 def read_noise_share(one, other, window_reads, sigmas):
     """Share of the reads two measurements (Seen) may differ by chance.
 
@@ -571,6 +579,23 @@ def read_noise_share(one, other, window_reads, sigmas):
     """
     return sigmas * (1.0 / (window_reads * one.count)
                      + 1.0 / (window_reads * other.count)) ** 0.5
+
+
+def within_chance(one, other, request_mb, window_s, sigmas):
+    """Whether two measurements' reads differ by no more than chance.
+
+    Which blocks a guest misses is chance: a rate measured over N read
+    requests varies by about 1/sqrt(N) of itself, and each measurement
+    (mrc.Seen) counts its own: its reads over its Seen.count windows of
+    ``window_s``, in requests of ``request_mb`` (this window's, the host's
+    count). Within ``sigmas`` standard deviations of their difference;
+    False where the host counted no request.
+    """
+    if not request_mb or not window_s:
+        return False
+    variance = sum(x.disk_mb_s * request_mb / (window_s * x.count)
+                   for x in (one, other))
+    return abs(one.disk_mb_s - other.disk_mb_s) <= sigmas * variance ** 0.5
 
 
 def within_spread(one, other, sigmas=SPREAD_SIGMAS):

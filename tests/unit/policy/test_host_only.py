@@ -410,6 +410,36 @@ class TestOfThisPhase(testtools.TestCase):
         self.assertEqual([405, 661], [x.size_mb for x in curve.seen])
 
 
+class TestSignificantSlope(testtools.TestCase):
+    """A step between two measurements is weighed by each one's reads."""
+
+    @staticmethod
+    def seen(size_mb, disk_mb_s, count):
+        return mrc.Seen(size_mb, 0.0, 64.0, 1000.0, disk_mb_s, count)
+
+    def test_each_measurement_is_as_noisy_as_its_own_reads(self):
+        # Fitted at 2,048 MiB it reads 0.017 MiB/s now: one 1 MiB request
+        # a minute. At 1,536 it read 0.6 over three windows, 108 requests:
+        # their difference is ten standard deviations of chance (0.06).
+        # Weighed by this window's one request, it was all chance, and
+        # the 512 MiB between priced nothing.
+        fitted = self.seen(2048, 0.017, 1.0)
+        smaller = self.seen(1536, 0.6, 3.0)
+        self.assertAlmostEqual(
+            (0.6 - 0.017) / 512,
+            host_only.significant_slope(fitted, smaller, 1.0, 60.0))
+        # Two readers of 360 requests a window, 0.14 MiB/s apart over 11
+        # and 4 windows: within one standard deviation (0.19).
+        self.assertEqual(0.0, host_only.significant_slope(
+            self.seen(2304, 5.993, 11.0), self.seen(2240, 6.133, 4.0),
+            1.0, 60.0))
+        # Without the host's count of requests, a tenth of the reads.
+        self.assertEqual(0.0, host_only.significant_slope(
+            fitted, self.seen(1536, 0.018, 3.0), None, 60.0))
+        self.assertGreater(host_only.significant_slope(
+            fitted, smaller, None, 60.0), 0.0)
+
+
 class TestLentWhileIdle(testtools.TestCase):
     """Memory a guest gave while it read nothing comes back when it reads.
 
