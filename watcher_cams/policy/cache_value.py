@@ -82,7 +82,8 @@ class ValueCurve:
     # What its reads did while its cache last filled (fill_curve).
     fill: fill_curve.Fill = fill_curve.Fill()
     # All its free memory when its cache did not grow over the window: its
-    # cache holds all it re-reads in less (MiB).
+    # cache holds all it re-reads in less (MiB). Without an agent, also
+    # what a growing cache will not reach soon (host_only._unused_mb).
     unused_mb: float = 0.0
     # It reads nothing from disk and its CPUs idle (mrc.cpu_idle).
     quiet: bool = False

@@ -67,6 +67,8 @@ class Fill:
     slope: float = None
     # Still filling, past the knee of its curve (see _flattened).
     flattened: bool = False
+    # Still filling, its reads falling beyond chance (see _falling).
+    falling: bool = False
     # Reads saved per MiB over the whole of the last fill that began
     # nearly empty (see _mean_slope), None when none did.
     mean: float = None
@@ -89,7 +91,8 @@ def measured(guest, disk_mb_s, window, new_phase):
         points = _recent(before.points + ((_mean_cache_mb(guest),
                                            disk_mb_s),))
         return dataclasses.replace(kept, points=points,
-                                   flattened=_flattened(guest, points))
+                                   flattened=_flattened(guest, points),
+                                   falling=_falling(guest, points))
     cache_mb = guest.sample.file_lru_mb
     below = [p for p in before.points if p[0] <= cache_mb - MIN_SPAN_MB]
     if not below:
@@ -168,6 +171,21 @@ def _flattened(guest, points):
             + _noise_share(guest) * start[1]) / (newest[0] - start[0])
     whole = _saved_per_mb(first, newest)
     return most * KNEE_RATIO <= whole
+
+
+def _falling(guest, points):
+    """Whether a fill's last MIN_SPAN_MB or more saved reads beyond chance.
+
+    Its reads fell over that span by more than the chance of its two
+    windows' reads: the MiB it fills next still pay. Not where the fill
+    spans too little to tell.
+    """
+    newest = points[-1]
+    recent = [p for p in points[1:-1] if p[0] <= newest[0] - MIN_SPAN_MB]
+    if not recent:
+        return False
+    start = recent[-1]
+    return start[1] - newest[1] > _noise_share(guest) * start[1]
 
 
 def _recent(points):

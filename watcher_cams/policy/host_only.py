@@ -45,6 +45,10 @@ UNKNOWN = float('inf')
 # A difference of reads within this many standard deviations of chance
 # is none (see significant_slope).
 NOISE_SIGMAS = 1.0
+# Free memory a growing cache will not reach in this many more windows of
+# its growth is unused for now (_unused_mb). 5 to 30 measured in lab.rst
+# (Stop 110).
+UNUSED_HORIZON_WINDOWS = 10
 
 
 @dataclasses.dataclass(frozen=True)
@@ -148,12 +152,10 @@ def value_curve(guest, r, cfg, params):
         guest, seen, (request_mb, r.interval_s), params)
     quiet = mrc.cpu_idle(guest, seen, disk, params)
     spare_mb = max(0.0, free_mb - cfg.floor_margin_mb)
-    # What its cache left unused over the window (it did not grow): an
-    # idle guest's memory too, which a probe may take (probes).
-    unused_mb = 0.0 if cache_window.cache_grew(
-        guest, disk * r.interval_s) else spare_mb
     return HostOnlyCurve(
-        unused_mb=unused_mb, segments=segments, loss_density=UNKNOWN,
+        unused_mb=_unused_mb(guest, (disk * r.interval_s, fill), spare_mb,
+                             params),
+        segments=segments, loss_density=UNKNOWN,
         donate_mb=max(0, int(guest.actual_mb - donation.kept_mb(
             guest, cfg))), resized=resized,
         filling=filling, size_mb=guest.actual_mb, seen=seen,
@@ -169,6 +171,33 @@ def value_curve(guest, r, cfg, params):
         # return re-reads (the balloon reports only the cache).
         **cache_value.rest_fields(guest, quiet,
                                   (r.interval_s, s.file_lru_mb)))
+
+
+def _unused_mb(guest, window, spare_mb, params):
+    """MiB of its free memory (``spare_mb``) no read will need soon.
+
+    ``window``: (MiB it read in the window, its fill_curve.Fill). All of
+    it where its cache did not grow over the window: an idle guest's
+    memory too, which a probe may take (probes). Where the cache grew,
+    none while its reads fall as it fills (fill_curve.Fill.falling: the
+    MiB it fills next pay), else what lies beyond UNUSED_HORIZON_WINDOWS
+    more windows of that growth, in whole granules: a slow reader's cache
+    takes hours to fill what it was given, and until it does no read
+    needs the rest (wide host 89 without agents: a hot/cold reader over
+    3 GiB, its cache growing 10 MiB a window, kept 1.1 GiB it never
+    filled for two hours beside a 3.6 GiB scan that fits with it, 12x
+    agent mode's reads). A probe takes it as any free memory, and the
+    next windows measure both guests: a cache that came to need it reads
+    more.
+    """
+    read_mb, fill = window
+    if not cache_window.cache_grew(guest, read_mb):
+        return spare_mb
+    if fill.falling:
+        return 0.0
+    growth_mb = guest.sample.file_lru_mb - guest.previous.file_lru_mb
+    unused_mb = max(0.0, spare_mb - UNUSED_HORIZON_WINDOWS * growth_mb)
+    return unused_mb - unused_mb % params.granule_mb
 
 
 def _priors(disk_mb_s, cache_mb, fill, params):

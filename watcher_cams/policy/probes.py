@@ -198,10 +198,11 @@ def probe_donor_rooms(host, cfg, curves, rooms):
     in a scan's first pass (its reuse has not shown). From one without a
     guest agent (nothing shows its reuse) only its free memory, once its
     fill's reads fell and then stopped falling (fill_curve.Fill.flattened)
-    or where its cache did not grow over the window (ValueCurve.unused_mb:
-    an idle guest's). Random host 370 without agents: an idle guest's 1.4
-    GiB, which no read needs, went to no probe beside a 2.6 GiB scan that
-    fits with it, for two hours.
+    or where its cache did not grow over the window or will not reach it
+    soon (ValueCurve.unused_mb: an idle guest's, a slow reader's). Random
+    host 370 without agents: an idle guest's 1.4 GiB, which no read
+    needs, went to no probe beside a 2.6 GiB scan that fits with it, for
+    two hours.
     """
     rooms = dict(rooms)
     for u, c in curves.items():

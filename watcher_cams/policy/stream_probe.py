@@ -204,8 +204,9 @@ def _measured_again(curve, guest, step_mb, g_mb):
 def _unused_room_mb(curve, room_mb, params):
     """MiB of ``room_mb`` (whole granules) the guest's cache left unused.
 
-    Its free memory, where its cache did not grow over the window
-    (cache_value.ValueCurve.unused_mb): not a cache still filling it.
+    Its free memory, where its cache did not grow over the window, or
+    without an agent what its growth will not reach soon
+    (cache_value.ValueCurve.unused_mb): not what a cache fills now.
     """
     room_mb = min(room_mb, curve.unused_mb)
     return int(room_mb - room_mb % params.granule_mb)

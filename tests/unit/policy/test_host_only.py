@@ -43,6 +43,14 @@ def grown_by_a_probe(n):
     return grown
 
 
+def filling_by(guest, growth_mb):
+    """``guest`` with its cache ``growth_mb`` smaller a window ago."""
+    before = guest.previous
+    return dataclasses.replace(guest, previous=dataclasses.replace(
+        before, inactive_file_kb=before.inactive_file_kb - growth_mb * 1024,
+        cached_kb=before.cached_kb - growth_mb * 1024))
+
+
 def deltas(*guests):
     plan = utility.plan(factory.host(guests), CFG)
     return {m.instance: m.delta_mb for m in plan.moves}, plan
@@ -253,6 +261,32 @@ class TestHostOnlyGuests(testtools.TestCase):
         self.assertEqual({a.uuid: curve.unused_mb,
                           idle.uuid: -curve.unused_mb}, moved)
         self.assertIn('utility (probe)', plan.moves[0].reason)
+
+    def test_what_a_slow_fill_will_not_reach_soon_goes_to_a_probe(self):
+        # B's cache grew 12 MiB over the window (0.2 MiB/s read) with 704
+        # MiB free past the margin: ten more such windows fill 120 of it,
+        # and the rest, in whole granules, no read needs for now (wide
+        # host 89 without agents: 1.1 GiB sat beside a scan that fits).
+        a = agentless(1, read_mb_s=3.0)
+        slow = filling_by(agentless(2, read_mb_s=0.2, cache_mb=1024), 12)
+        curve = utility.value_curve(slow, CFG)
+        self.assertTrue(curve.filling)
+        spare = 2048 - 256 - 1024 - CFG.floor_margin_mb
+        unused = spare - host_only.UNUSED_HORIZON_WINDOWS * 12
+        self.assertEqual(unused - unused % 64, curve.unused_mb)
+        self.assertGreater(curve.unused_mb, 0)
+        moved, plan = deltas(a, slow)
+        self.assertEqual({a.uuid: curve.unused_mb,
+                          slow.uuid: -curve.unused_mb}, moved)
+        self.assertIn('utility (probe)', plan.moves[0].reason)
+
+    def test_a_cache_that_fills_its_free_memory_soon_lends_none(self):
+        # 100 MiB a window: ten windows fill more than it has free.
+        a = agentless(1, read_mb_s=3.0)
+        fast = filling_by(agentless(2, read_mb_s=2.0, cache_mb=1024), 100)
+        self.assertEqual(0.0, utility.value_curve(fast, CFG).unused_mb)
+        moved, _ = deltas(a, fast)
+        self.assertEqual({}, moved)
 
     def test_a_search_takes_only_cheap_measured_memory(self):
         flat = agentless(1, read_mb_s=6.0, seen=[(1536, 6.0, 300),
