@@ -130,18 +130,16 @@ class TestPastTheKnee(testtools.TestCase):
                                              False).flattened)
 
     def test_a_fill_whose_last_span_saved_reads_is_falling(self):
+        def falling(read_mb_s, **state):
+            g = window(900, read_mb_s, 860, **state)
+            return fill_curve.measured(g, read_mb_s, (True, 0),
+                                       False).falling
         # 2 to 1 MiB/s over its last 180 MiB: beyond the chance (a tenth).
-        g = window(900, 1.0, 860, fill_points=[[100, 6.0], [700, 2.0]])
-        self.assertTrue(fill_curve.measured(g, 1.0, (True, 0),
-                                            False).falling)
+        self.assertTrue(falling(1.0, fill_points=[[100, 6.0], [700, 2.0]]))
         # 0.05 less: within it.
-        g = window(900, 0.95, 860, fill_points=[[100, 6.0], [700, 1.0]])
-        self.assertFalse(fill_curve.measured(g, 0.95, (True, 0),
-                                             False).falling)
+        self.assertFalse(falling(0.95, fill_points=[[100, 6.0], [700, 1.0]]))
         # Its first window alone: nothing to tell.
-        g = window(900, 1.0, 860)
-        self.assertFalse(fill_curve.measured(g, 1.0, (True, 0),
-                                             False).falling)
+        self.assertFalse(falling(1.0))
 
     def test_a_probe_takes_the_free_memory_of_a_fill_past_its_knee(self):
         taker = agentless(1, read_mb_s=3.0)

@@ -257,9 +257,12 @@ class TestHostOnlyGuests(testtools.TestCase):
         curve = utility.value_curve(idle, CFG)
         self.assertTrue(curve.filling)
         self.assertEqual(curve.free_mb, curve.unused_mb)
-        moved, plan = deltas(a, idle)
-        self.assertEqual({a.uuid: curve.unused_mb,
-                          idle.uuid: -curve.unused_mb}, moved)
+        self.assert_unused_goes_to_a_probe(a, idle, curve)
+
+    def assert_unused_goes_to_a_probe(self, taker, donor, curve):
+        moved, plan = deltas(taker, donor)
+        self.assertEqual({taker.uuid: curve.unused_mb,
+                          donor.uuid: -curve.unused_mb}, moved)
         self.assertIn('utility (probe)', plan.moves[0].reason)
 
     def test_what_a_slow_fill_will_not_reach_soon_goes_to_a_probe(self):
@@ -275,10 +278,7 @@ class TestHostOnlyGuests(testtools.TestCase):
         unused = spare - host_only.UNUSED_HORIZON_WINDOWS * 12
         self.assertEqual(unused - unused % 64, curve.unused_mb)
         self.assertGreater(curve.unused_mb, 0)
-        moved, plan = deltas(a, slow)
-        self.assertEqual({a.uuid: curve.unused_mb,
-                          slow.uuid: -curve.unused_mb}, moved)
-        self.assertIn('utility (probe)', plan.moves[0].reason)
+        self.assert_unused_goes_to_a_probe(a, slow, curve)
 
     def test_a_cache_that_fills_its_free_memory_soon_lends_none(self):
         # 100 MiB a window: ten windows fill more than it has free.
