@@ -162,11 +162,10 @@ def _flattened(guest, points):
     windows are too few requests to tell.
     """
     first, newest = points[0], points[-1]
-    recent = [p for p in points[1:-1] if p[0] <= newest[0] - MIN_SPAN_MB]
-    if not recent or newest[0] - first[0] < MIN_SPAN_MB:
+    start = _last_span_start(points)
+    if start is None or newest[0] - first[0] < MIN_SPAN_MB:
         # Too short, or a cache that shrank since (the guest dropped it).
         return False
-    start = recent[-1]
     most = (max(0.0, start[1] - newest[1])
             + _noise_share(guest) * start[1]) / (newest[0] - start[0])
     whole = _saved_per_mb(first, newest)
@@ -180,12 +179,20 @@ def _falling(guest, points):
     windows' reads: the MiB it fills next still pay. Not where the fill
     spans too little to tell.
     """
+    start = _last_span_start(points)
+    if start is None:
+        return False
+    return start[1] - points[-1][1] > _noise_share(guest) * start[1]
+
+
+def _last_span_start(points):
+    """The latest point at least MIN_SPAN_MB below the newest, or None.
+
+    Not the fill's first point: the span from there is the whole fill.
+    """
     newest = points[-1]
     recent = [p for p in points[1:-1] if p[0] <= newest[0] - MIN_SPAN_MB]
-    if not recent:
-        return False
-    start = recent[-1]
-    return start[1] - newest[1] > _noise_share(guest) * start[1]
+    return recent[-1] if recent else None
 
 
 def _recent(points):
