@@ -1,11 +1,13 @@
 """Guests without a guest agent: managed from host-side signals alone."""
 
 import dataclasses
+from unittest import mock
 
 import testtools
 
 from tests.unit import factory
 from watcher_cams.policy import cams
+from watcher_cams.policy import flat_search
 from watcher_cams.policy import given_back
 from watcher_cams.policy import guards
 from watcher_cams.policy import host_io
@@ -15,6 +17,7 @@ from watcher_cams.policy import mrc
 from watcher_cams.policy import report
 from watcher_cams.policy import rest_hold
 from watcher_cams.policy import utility
+from watcher_cams.policy import wide_probes
 
 CFG = guards.GuardConfig()
 
@@ -169,8 +172,6 @@ class TestHostOnlyGuests(testtools.TestCase):
     def test_no_wide_probe_from_memory_someone_may_use(self):
         flat = agentless(1, read_mb_s=3.0, seen=[(1984, 3.0, 120)])
         donors = (
-            # Its cache is kept for its return.
-            agentless(2, read_mb_s=0.0, seen=[(2048, 1.0, 120)]),
             # Never measured smaller: unknown.
             agentless(2, read_mb_s=1.0),
             # It read less when smaller: another workload then.
@@ -187,6 +188,22 @@ class TestHostOnlyGuests(testtools.TestCase):
                       agentless(1, read_mb_s=3.0, seen=[(1984, 3.5, 120)])):
             moved, plan = deltas(taker, empty)
             self.assertNotIn('nobody', str(plan.moves))
+
+    def test_an_idle_guests_cache_goes_to_a_search_not_a_wide_probe(self):
+        # B read 1 MiB/s at its size and stopped (never seen back from a
+        # rest: its cache costs nothing now). A's search takes a step of
+        # it, measured before the next; a wide probe would have taken all
+        # of it at once (it keeps it for B's return).
+        flat = agentless(1, read_mb_s=3.0, seen=[(1984, 3.0, 120)])
+        idle = agentless(2, read_mb_s=0.0, seen=[(2048, 1.0, 120)])
+        self.assertIsNotNone(utility.value_curve(idle, CFG).idle_since)
+        moved, plan = deltas(flat, idle)
+        step = wide_probes.WIDE_GRANULES * 64
+        self.assertEqual({flat.uuid: step, idle.uuid: -step}, moved)
+        self.assertIn('past every size', plan.moves[0].reason)
+        with mock.patch.object(flat_search, 'search', return_value=None):
+            moved, plan = deltas(flat, idle)
+        self.assertNotIn('nobody', str(plan.moves))
 
     def test_a_donor_that_gave_flat_gives_as_much_again(self):
         flat = agentless(1, read_mb_s=3.0, seen=[(1984, 3.0, 120)])
