@@ -17,12 +17,13 @@ Only the fill's last MIN_SPAN_MB or so count: the next MiB is worth what
 the last ones saved, not what the first did (a hot/cold reader's reads
 fall steeply until its hot set is in, then hardly at all). Against the
 whole fill they tell a fill past its knee (Fill.flattened), whose free
-memory a probe may take before it is full. A fill that began with the
-cache nearly empty (at most FROM_EMPTY_SHARE of where it ended: a boot,
-a new workload's first reads) also measured the whole curve below the
-full cache: its mean slope (Fill.mean), on a concave curve no less than
-what the memory nearest the full cache saves, prices memory below any
-size the guest held (:mod:`flat_search`). Kept in utility mode's
+memory a probe may take before it is full. A fill also measured the
+curve over the whole span it passed: its mean slope (Fill.mean), on a
+concave curve no less than what the memory nearest the full cache
+saves, prices memory below any size the guest held, down to the cache
+the fill began at (:mod:`flat_search`); all of it for a fill that began
+nearly empty (at most FROM_EMPTY_SHARE of where it ended: a boot, a new
+workload's first reads). Kept in utility mode's
 policy state: the fill's first window and its recent ones (the cache's
 mean size over each, its reads), then, once the cache stopped filling,
 the slope from the latest at least MIN_SPAN_MB below the full cache
@@ -38,6 +39,7 @@ from watcher_cams.policy import mrc
 POINTS_KEY = 'fill_points'
 SLOPE_KEY = 'fill_slope'
 MEAN_KEY = 'fill_mean'
+MEAN_FROM_KEY = 'fill_mean_from'
 # A fill over fewer MiB than this measures no slope: a few windows' noise.
 MIN_SPAN_MB = 128
 # A fall of the reads within this many standard deviations of chance
@@ -69,9 +71,16 @@ class Fill:
     flattened: bool = False
     # Still filling, its reads falling beyond chance (see _falling).
     falling: bool = False
-    # Reads saved per MiB over the whole of the last fill that began
-    # nearly empty (see _mean_slope), None when none did.
+    # Reads saved per MiB over the whole of the last fill (see
+    # _mean_slope), None when none ended; and the cache (MiB) that fill
+    # began at, the bottom of the span it measured: 0.0 from nearly empty.
     mean: float = None
+    mean_from_mb: float = None
+
+    @property
+    def from_empty(self):
+        """Whether its mean measured the curve from a nearly empty cache."""
+        return self.mean_from_mb == 0.0
 
 
 def measured(guest, disk_mb_s, window, new_phase):
@@ -83,8 +92,9 @@ def measured(guest, disk_mb_s, window, new_phase):
     """
     filling, resized = window
     before = _remembered(guest)
-    kept = Fill() if new_phase else Fill(slope=before.slope,
-                                         mean=before.mean)
+    kept = Fill() if new_phase else Fill(
+        slope=before.slope, mean=before.mean,
+        mean_from_mb=before.mean_from_mb)
     if resized:
         return kept
     if filling:
@@ -99,25 +109,28 @@ def measured(guest, disk_mb_s, window, new_phase):
         return kept
     cache_from, disk_from = below[-1]
     fall = disk_from - disk_mb_s
-    mean = _mean_slope(before.points[0], (cache_mb, disk_mb_s), kept.mean)
+    ended = _mean_slope(before.points[0], (cache_mb, disk_mb_s), kept)
     if fall <= _noise_share(guest) * disk_from:
         # No reuse showed: a scan's first pass or a reader over far more
         # data than it caches reads as flat, whatever lies beyond.
-        return Fill(slope=0.0, mean=mean)
-    return Fill(slope=fall / (cache_mb - cache_from), mean=mean)
+        return dataclasses.replace(ended, slope=0.0)
+    return dataclasses.replace(ended, slope=fall / (cache_mb - cache_from))
 
 
 def _mean_slope(first, end, earlier):
-    """Reads saved per MiB over a fill from ``first`` to ``end``.
+    """A Fill of the reads saved per MiB from ``first`` to ``end``.
 
-    Each (cache MiB, reads MiB/s). Only for a fill that began nearly
-    empty; else ``earlier``, the last such fill's of this workload. A
-    hot/cold reader's reads fall steeply, a reader's over far more data
-    than it caches and a scan's first pass hardly at all.
+    Each (cache MiB, reads MiB/s). A hot/cold reader's reads fall
+    steeply, a reader's over far more data than it caches and a scan's
+    first pass hardly at all. Its span reaches down to ``first``, or to
+    nothing from nearly empty. ``earlier``'s mean where that fill of
+    this workload reached as low: its span holds this one's.
     """
-    if first[0] > FROM_EMPTY_SHARE * end[0]:
-        return earlier
-    return max(0.0, _saved_per_mb(first, end))
+    if earlier.mean is not None and earlier.mean_from_mb <= first[0]:
+        return Fill(mean=earlier.mean, mean_from_mb=earlier.mean_from_mb)
+    from_empty = first[0] <= FROM_EMPTY_SHARE * end[0]
+    return Fill(mean=max(0.0, _saved_per_mb(first, end)),
+                mean_from_mb=0.0 if from_empty else first[0])
 
 
 def _saved_per_mb(first, last):
@@ -148,6 +161,7 @@ def remember(state, fill):
         state[SLOPE_KEY] = round(fill.slope, 7)
     if fill.mean is not None:
         state[MEAN_KEY] = round(fill.mean, 7)
+        state[MEAN_FROM_KEY] = round(fill.mean_from_mb, 1)
 
 
 def _flattened(guest, points):
@@ -216,14 +230,20 @@ def _mean_cache_mb(guest):
 def _remembered(guest):
     """The Fill the policy state keeps; malformed entries are dropped."""
     points = mrc.state_entry(guest, POINTS_KEY)
-    slope, mean = (mrc.state_entry(guest, key)
-                   for key in (SLOPE_KEY, MEAN_KEY))
+    slope, mean, mean_from = (mrc.state_entry(guest, key) for key in (
+        SLOPE_KEY, MEAN_KEY, MEAN_FROM_KEY))
     if not (isinstance(points, list) and len(points) <= MAX_POINTS
             and all(_point(p, guest.max_mb) for p in points)):
         points = []
-    slope, mean = (v if _finite(v) and v >= 0 else None
-                   for v in (slope, mean))
-    return Fill(tuple(tuple(p) for p in points), slope, mean=mean)
+    slope, mean, mean_from = (v if _finite(v) and v >= 0 else None
+                              for v in (slope, mean, mean_from))
+    if mrc.state_entry(guest, MEAN_FROM_KEY) is None:
+        # Kept before the key was: only a fill from nearly empty had one.
+        mean_from = 0.0
+    if mean is None or mean_from is None:
+        mean = mean_from = None
+    return Fill(tuple(tuple(p) for p in points), slope, mean=mean,
+                mean_from_mb=mean_from)
 
 
 def _point(value, max_mb):

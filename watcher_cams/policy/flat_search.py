@@ -36,10 +36,16 @@ def search(host, cfg, params, curves, rooms):
     donors' curves price (:func:`_search_room_mb`), where all of it costs
     them at most probes.NEW_WORKLOAD_COST_SHARE of the taker's reads: a
     scan that fits saves all of them for as long as it runs, a stream
-    gives the step back within a few windows. Where the donors have less,
-    as much as they have, from wide_probes.WIDE_GRANULES up (random host 689
-    without agents: a scan 115 MiB short of fitting waited an hour for a
-    step of 448 MiB that its neighbours' 256 would have ended).
+    gives the step back within a few windows. Only memory priced within
+    that share spread over the whole step: where the cheapest memory for
+    all of it costs more, the step is what is priced within it (mixed-12
+    without agents, its guests' reads drawn anew: 64 MiB a hot/cold
+    reader's fill priced at 2.9 MiB/s per GiB kept a scan that fits from
+    a step of 1 GiB others priced at nothing; 179.02 GiB read, 125.58
+    without it). Where the donors have less, as much as they have, from
+    wide_probes.WIDE_GRANULES up (random host 689 without agents: a scan
+    115 MiB short of fitting waited an hour for a step of 448 MiB that
+    its neighbours' 256 would have ended).
     """
     steps = {u: _search_step_mb(c, host.guest(u), cfg, params)
              for u, c in curves.items()}
@@ -48,11 +54,11 @@ def search(host, cfg, params, curves, rooms):
     if taker is None:
         return None
     step = steps[taker]
-    down = {u: _search_room_mb(curves[u], rooms[u], params)
+    budget = probes.NEW_WORKLOAD_COST_SHARE * curves[taker].disk_mb_s
+    down = {u: _search_room_mb(curves[u], rooms[u], params, budget / step)
             for u in curves if u != taker}
     donors, loss = probes.probe_donors(curves, down, taker, step, params,
                                        _search_price)
-    budget = probes.NEW_WORKLOAD_COST_SHARE * curves[taker].disk_mb_s
     step = sum(donors.values())
     if step < wide_probes.WIDE_GRANULES * params.granule_mb or (
             loss * step > budget):
@@ -63,13 +69,15 @@ def search(host, cfg, params, curves, rooms):
     return probes.probe_plan(host, cfg, donors, taker, why)
 
 
-def _search_room_mb(curve, room_mb, params):
+def _search_room_mb(curve, room_mb, params, max_price):
     """MiB of ``room_mb`` (whole granules) a search may take.
+
+    What :func:`_search_price` prices at most ``max_price`` per MiB.
 
     As far as its curve prices it (HostOnlyCurve.loss_at: free memory its
     cache left unused, an idle guest's, or down to a size it was measured
-    at). Below that, only from a guest whose cache once filled from
-    nearly empty (fill_curve.Fill.mean), priced by :func:`_search_price`:
+    at). Below that, only from a guest whose cache once filled through
+    that span (fill_curve.Fill.mean), priced by :func:`_search_price`:
     a local slope alone is a guess for a granule, not for the several a
     search step takes (big-hot-set without agents: a hot/cold reader
     measured flat above its hot set, priced at nothing below it, gave
@@ -98,7 +106,7 @@ def _search_room_mb(curve, room_mb, params):
     mb = int(room_mb - room_mb % g_mb)
     if _read_less_below(curve):
         mb = min(mb, int(curve.free_mb - curve.free_mb % g_mb))
-    while mb >= g_mb and _search_price(curve, mb) == host_only.UNKNOWN:
+    while mb >= g_mb and _search_price(curve, mb) > max_price:
         mb -= g_mb
     return max(0, mb)
 
@@ -107,15 +115,23 @@ def _search_price(curve, amount_mb):
     """A search donor's loss per MiB for ``amount_mb``.
 
     As a probe prices it (probes.probe_loss); where that reaches below
-    every size it was measured at, no less than what its last fill from
-    nearly empty saved per MiB (fill_curve.Fill.mean), and unknown where
-    no such fill was measured. A donor with an agent: as a probe prices
-    it (its counters price what was not measured; a host may mix both).
+    every size it was measured at, no less than what its last fill saved
+    per MiB (fill_curve.Fill.mean), and unknown where no fill was
+    measured, or where the cache the step leaves lies below the one that
+    fill began at: that part of its curve was never measured. A fill
+    measured from above a quarter of its cache prices it too (random
+    host 298 without agents: three scans, one 179 MiB short of fitting;
+    each boot's first window filled 360-480 MiB, so no fill counted as
+    from nearly empty, none gave, and the host read what static reads,
+    1.6x agent mode's reads). A donor
+    with an agent: as a probe prices it (its counters price what was not
+    measured; a host may mix both).
     """
     if curve.loss_is_measured(0, amount_mb) or not isinstance(
             curve, host_only.HostOnlyCurve):
         return probes.probe_loss(curve, amount_mb)
-    if curve.fill.mean is None:
+    if curve.fill.mean is None or (
+            curve.capacity_mb - amount_mb < curve.fill.mean_from_mb):
         return host_only.UNKNOWN
     return max(probes.probe_loss(curve, amount_mb), curve.fill.mean)
 

@@ -368,7 +368,8 @@ def _fill_bound(curve, guest, cfg, params):
     if guest.host_only or not _probeable(curve, guest, cfg, params) or (
             _nearest_below(curve) is not None):
         return None
-    filled = curve.fill.slope or curve.fill.mean or 0.0
+    filled = curve.fill.slope or (
+        curve.fill.mean if curve.fill.from_empty else None) or 0.0
     if filled <= curve.density_at(0)[0] * (1 + params.value_band):
         return None
     return filled, (params.granule_mb,)

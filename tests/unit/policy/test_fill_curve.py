@@ -46,12 +46,16 @@ class TestFillCurve(testtools.TestCase):
         points = [[200, 5.0], [300, 4.0]]
         g = window(400, 3.0, fill_points=points)
         # From 200 MiB (the latest at least MIN_SPAN_MB below 400) on,
-        # 2 MiB/s fewer reads over 200 MiB.
+        # 2 MiB/s fewer reads over 200 MiB; the whole fill, from 200 MiB,
+        # saved as much per MiB.
         fill = fill_curve.measured(g, 3.0, (False, 0), False)
-        self.assertEqual(fill_curve.Fill(slope=0.01), fill)
+        self.assertEqual(fill_curve.Fill(slope=0.01, mean=0.01,
+                                         mean_from_mb=200), fill)
         state = {}
         fill_curve.remember(state, fill)
-        self.assertEqual({fill_curve.SLOPE_KEY: 0.01}, state)
+        self.assertEqual({fill_curve.SLOPE_KEY: 0.01,
+                          fill_curve.MEAN_KEY: 0.01,
+                          fill_curve.MEAN_FROM_KEY: 200}, state)
         # A fall within the noise shows no reuse: a stream, or a scan's
         # first pass (mrc.NOISE_SHARE of 5 MiB/s: no request count).
         flat = fill_curve.measured(window(400, 4.9, fill_points=points),
@@ -160,37 +164,54 @@ class TestPastTheKnee(testtools.TestCase):
         self.assertEqual({}, moved)
 
 
-class TestAFillFromNearlyEmpty(testtools.TestCase):
+class TestAFillsMean(testtools.TestCase):
 
-    def test_measures_the_whole_curve_below_the_full_cache(self):
+    def test_from_nearly_empty_it_measures_the_whole_curve_below(self):
         # From 100 MiB (at most a quarter of 800) the reads fell from 6
         # to 1 MiB/s: 5 MiB/s saved over 700 MiB, on average.
         g = window(800, 1.0, fill_points=[[100, 6.0], [600, 1.2]])
         fill = fill_curve.measured(g, 1.0, (False, 0), False)
         self.assertAlmostEqual(5.0 / 700, fill.mean)
+        self.assertTrue(fill.from_empty)
         state = {}
         fill_curve.remember(state, fill)
         self.assertAlmostEqual(5.0 / 700, state[fill_curve.MEAN_KEY])
+        self.assertEqual(0.0, state[fill_curve.MEAN_FROM_KEY])
 
-    def test_a_later_fill_keeps_it_and_a_new_workload_forgets_it(self):
-        # A fill that began at 300 of 800 MiB saw only the curve's top.
+    def test_from_higher_up_the_span_it_passed(self):
+        # A fill that began at 300 of 800 MiB saw only the curve's top:
+        # 0.5 MiB/s saved over 500 MiB.
+        g = window(800, 1.0, fill_points=[[300, 1.5], [600, 1.2]])
+        fill = fill_curve.measured(g, 1.0, (False, 0), False)
+        self.assertAlmostEqual(0.001, fill.mean)
+        self.assertEqual(300, fill.mean_from_mb)
+        self.assertFalse(fill.from_empty)
+
+    def test_a_later_fill_keeps_a_lower_ones_and_a_new_workload_none(self):
+        # Kept before fill_mean_from was: from nearly empty.
         g = window(800, 1.0, fill_points=[[300, 1.5], [600, 1.2]],
                    fill_mean=0.007)
-        self.assertEqual(0.007, fill_curve.measured(
-            g, 1.0, (False, 0), False).mean)
-        self.assertEqual(0.007, fill_curve.measured(
-            g, 1.0, (True, 0), False).mean)
-        self.assertIsNone(fill_curve.measured(g, 1.0, (False, 0),
+        for window_ in ((False, 0), (True, 0)):
+            fill = fill_curve.measured(g, 1.0, window_, False)
+            self.assertEqual((0.007, 0.0), (fill.mean, fill.mean_from_mb))
+        # A new workload forgets it: this fill's own, from 300 MiB.
+        fill = fill_curve.measured(g, 1.0, (False, 0), True)
+        self.assertEqual(300, fill.mean_from_mb)
+        self.assertIsNone(fill_curve.measured(g, 1.0, (True, 0),
                                               True).mean)
-        g = window(800, 1.0, fill_points=[[300, 1.5], [600, 1.2]])
-        self.assertIsNone(fill_curve.measured(g, 1.0, (False, 0),
-                                              False).mean)
+        # An earlier fill from 400 MiB spanned less than this one.
+        g = window(800, 1.0, fill_points=[[300, 1.5], [600, 1.2]],
+                   fill_mean=0.007, fill_mean_from=400)
+        fill = fill_curve.measured(g, 1.0, (False, 0), False)
+        self.assertEqual(300, fill.mean_from_mb)
 
     def test_junk_in_the_state_is_dropped(self):
         for junk in ('x', -1, float('nan'), True, [0.01]):
-            g = window(400, 3.0, fill_mean=junk)
-            self.assertIsNone(fill_curve.measured(g, 3.0, (True, 1),
-                                                  False).mean)
+            for state in ({'fill_mean': junk},
+                          {'fill_mean': 0.01, 'fill_mean_from': junk}):
+                g = window(400, 3.0, **state)
+                self.assertIsNone(fill_curve.measured(g, 3.0, (True, 1),
+                                                      False).mean)
 
 
 class TestAFillPricesASearch(testtools.TestCase):
@@ -214,6 +235,19 @@ class TestAFillPricesASearch(testtools.TestCase):
         moved, plan = deltas(flat, donor)
         self.assertEqual({flat.uuid: 1024, donor.uuid: -1024}, moved)
         self.assertIn('past every size', plan.moves[0].reason)
+
+    def test_only_down_to_the_cache_the_fill_began_at(self):
+        # The donor's cache is 2,816 MiB; its fill from 2,304 MiB priced
+        # 512 MiB of it, one from 2,600 less than a search step.
+        flat, donor = self.flat_and_donor(fill_mean=0.1 / 1024,
+                                          fill_mean_from=2304)
+        moved, plan = deltas(flat, donor)
+        self.assertEqual({flat.uuid: 512, donor.uuid: -512}, moved)
+        self.assertIn('past every size', plan.moves[0].reason)
+        flat, donor = self.flat_and_donor(fill_mean=0.1 / 1024,
+                                          fill_mean_from=2600)
+        moved, plan = deltas(flat, donor)
+        self.assertNotIn('past every size', str(plan.moves))
 
     def test_not_what_a_steep_fill_or_no_fill_prices(self):
         # A hot/cold reader's fill: 5 MiB/s per GiB, its hot set below.
