@@ -123,9 +123,8 @@ def _search_price(curve, amount_mb):
     host 298 without agents: three scans, one 179 MiB short of fitting;
     each boot's first window filled 360-480 MiB, so no fill counted as
     from nearly empty, none gave, and the host read what static reads,
-    1.6x agent mode's reads). A donor
-    with an agent: as a probe prices it (its counters price what was not
-    measured; a host may mix both).
+    1.6x agent mode's reads). A donor with an agent: as a probe prices it
+    (its counters price what was not measured; a host may mix both).
     """
     if curve.loss_is_measured(0, amount_mb) or not isinstance(
             curve, host_only.HostOnlyCurve):
