@@ -232,14 +232,14 @@ def _remembered(guest):
     points = mrc.state_entry(guest, POINTS_KEY)
     slope, mean, mean_from = (mrc.state_entry(guest, key) for key in (
         SLOPE_KEY, MEAN_KEY, MEAN_FROM_KEY))
+    if mean_from is None:
+        # Kept before the key was: only a fill from nearly empty had one.
+        mean_from = 0.0
     if not (isinstance(points, list) and len(points) <= MAX_POINTS
             and all(_point(p, guest.max_mb) for p in points)):
         points = []
     slope, mean, mean_from = (v if _finite(v) and v >= 0 else None
                               for v in (slope, mean, mean_from))
-    if mrc.state_entry(guest, MEAN_FROM_KEY) is None:
-        # Kept before the key was: only a fill from nearly empty had one.
-        mean_from = 0.0
     if mean is None or mean_from is None:
         mean = mean_from = None
     return Fill(tuple(tuple(p) for p in points), slope, mean=mean,
