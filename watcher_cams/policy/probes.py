@@ -365,14 +365,25 @@ def _fill_bound(curve, guest, cfg, params):
     per GiB, was probed six times beside a uniform reader that lost 0.44
     per GiB and read more than static).
     """
-    if guest.host_only or not _probeable(curve, guest, cfg, params) or (
-            _nearest_below(curve) is not None):
+    if guest.host_only or not _probeable(curve, guest, cfg, params):
         return None
-    filled = curve.fill.slope or (
-        curve.fill.mean if curve.fill.from_empty else None) or 0.0
+    filled = fill_saving(curve)
     if filled <= curve.density_at(0)[0] * (1 + params.value_band):
         return None
     return filled, (params.granule_mb,)
+
+
+def fill_saving(curve):
+    """MiB/s per MiB its cache's last fill saved, or 0.0 (see _fill_bound).
+
+    Over the fill's last span or, where that fell within the noise, the
+    whole of a fill that began nearly empty. 0.0 once a smaller size was
+    measured: that decides.
+    """
+    if _nearest_below(curve) is not None:
+        return 0.0
+    return curve.fill.slope or (
+        curve.fill.mean if curve.fill.from_empty else None) or 0.0
 
 
 def _probeable(curve, guest, cfg, params):

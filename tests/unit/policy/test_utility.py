@@ -561,6 +561,37 @@ class TestUtilityPlan(testtools.TestCase):
         plan = utility.plan(factory.host([rereads, valued]), CFG)
         self.assertEqual([], plan.moves)
 
+    def test_a_fill_that_saved_more_than_the_donor_loses_breaks_a_tie(self):
+        # The taker's counters value its next MiB at nothing, below what
+        # the donor's refaults price 512 MiB at (2 MiB/s per GiB): no tie.
+        # Its reads fell 4 MiB/s per GiB as its cache last filled, at a
+        # size no smaller one was measured at: the tie goes. A fill that
+        # saved 1 per GiB does not outbid the donor.
+        taker = factory.guest(1, active_mb=1500, inactive_mb=292,
+                              read_mb_s=1.0)
+        donor = factory.guest(2, max_mb=2048, active_mb=100,
+                              inactive_mb=1692, read_mb_s=2.0,
+                              refault_s=factory.pages_s(0.5),
+                              activate_s=factory.pages_s(0.2))
+
+        def filled(saved_per_gib, **state):
+            return dataclasses.replace(taker, policy_state={
+                utility.STATE_KEY: dict(state,
+                                        fill_slope=saved_per_gib / 1024)})
+
+        def deltas(taker):
+            plan = utility.plan(factory.host([taker, donor]), CFG)
+            return {m.instance: m.delta_mb for m in plan.moves}
+
+        self.assertEqual({}, deltas(taker))
+        self.assertEqual({}, deltas(filled(1.0)))
+        self.assertEqual({taker.uuid: 512, donor.uuid: -512},
+                         deltas(filled(4.0)))
+        # Measured 256 MiB smaller, reading as much: that decides.
+        now = taker.sample.timestamp
+        self.assertEqual({}, deltas(filled(4.0, seen=[
+            [1792, 0.0, 64, now - 300, 1.0, 3]])))
+
     def test_a_resize_is_not_reversed_while_it_echoes(self):
         # The donor of last cycle refaults what it gave; it looks valuable
         # but does not get the memory straight back.
