@@ -19,6 +19,7 @@ from watcher_cams.policy import guards
 from watcher_cams.policy import host_only
 from watcher_cams.policy import model
 from watcher_cams.policy import mrc
+from watcher_cams.policy import probe_memory
 
 # Named in a probe's reason: which signal decided the move.
 PROBE = 'probe'
@@ -87,15 +88,12 @@ def probe(host, cfg, params, curves, rooms, bound_of=None):
     window measures the new size: reads that fell bear the probe out and
     the next one may follow; reads that did not make the granule the
     cheapest memory this guest has, and the water-filling takes it back.
+    A step that went back is not tried again from there on the same
+    bound or a lower one (:mod:`probe_memory`); the plan's policy state
+    records the step it takes.
     """
-    taker, best, found = None, 0.0, None
-    for u, c in sorted(curves.items()):
-        bound = (bound_of or _probe_bound)(c, host.guest(u), cfg, params)
-        # Chosen by its smallest step: a wider one is only tried.
-        capped = 0.0 if bound is None else _saving_cap(
-            c, bound[0], bound[1][-1])
-        if capped > best:
-            taker, best, found = u, capped, bound
+    taker, found = _probe_taker(host, cfg, params, curves,
+                                bound_of or _probe_bound)
     if taker is None:
         return None
     bound, steps = found
@@ -117,7 +115,31 @@ def probe(host, cfg, params, curves, rooms, bound_of=None):
            '%.3f; costs %s %.3f MiB/s of reads'
            % (PROBE, bound * 1024, loss * 1024,
               'at most' if known else 'an estimated', loss * amount))
-    return probe_plan(host, cfg, donors, taker, why)
+    plan = probe_plan(host, cfg, donors, taker, why)
+    for m in plan.moves:
+        if m.instance == taker:
+            probe_memory.record(plan.policy_state.setdefault(taker, {}),
+                                host.guest(taker), found[0], m.target_mb)
+    return plan
+
+
+def _probe_taker(host, cfg, params, curves, bound_of):
+    """(uuid, its ``bound_of``) of the guest a probe goes to, or Nones.
+
+    The one whose bound, capped by what it reads over its smallest step
+    (a wider one is only tried), is highest; not one whose bound repeats
+    a probe given back at its size (probe_memory.repeats).
+    """
+    taker, best, found = None, 0.0, None
+    for u, c in sorted(curves.items()):
+        guest = host.guest(u)
+        bound = bound_of(c, guest, cfg, params)
+        if bound is None or probe_memory.repeats(guest, bound[0], params):
+            continue
+        capped = _saving_cap(c, bound[0], bound[1][-1])
+        if capped > best:
+            taker, best, found = u, capped, bound
+    return taker, found
 
 
 def _paying_step(host, cfg, params, curves, offer):

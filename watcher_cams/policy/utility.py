@@ -65,6 +65,7 @@ from watcher_cams.policy import guards
 from watcher_cams.policy import host_only
 from watcher_cams.policy import model
 from watcher_cams.policy import mrc
+from watcher_cams.policy import probe_memory
 from watcher_cams.policy import probes
 from watcher_cams.policy import rest_hold
 from watcher_cams.policy import scan_cliffs
@@ -672,54 +673,58 @@ def _proposals(host, curves, moved, back):
 
 def _remember(host, curves, params):
     """Policy state: measurements (this cycle's too), size, last resize."""
-    states = {}
-    for uuid, c in curves.items():
-        seen = c.seen or c.dormant
-        state = {'seen': [s.to_list() for s in seen], 'size_mb': c.size_mb,
-                 'at': host.guest(uuid).sample.timestamp}
-        if c.last_resize is not None:
-            state['last_resize'] = list(c.last_resize)
-        if c.idle_since is not None:
-            state['idle_since'] = c.idle_since
-        if c.activated_base is not None:
-            state[stale_active.BASE_KEY] = c.activated_base
-        given_back.remember(state, c)
-        distrust.remember(state, c, host.guest(uuid), params)
-        grow_check.remember_undone(state, c, host.guest(uuid))
-        fill_curve.remember(state, c.fill)
-        confirmed_at, up_to_mb = c.borne_out
-        if confirmed_at is not None:
-            state['confirmed_at'] = confirmed_at
-            if up_to_mb is not None:
-                state[mrc.BORNE_OUT_KEY] = up_to_mb
-        if c.phase_at is not None:
-            state['phase_at'] = c.phase_at
-        if c.traded is not None:
-            state[cliff_trade.STATE_KEY] = list(c.traded)
-        tried = cliff_trade.last_trial(host.guest(uuid))
-        if tried is not None:
-            state[cliff_trade.TRIAL_KEY] = tried
-        if c.resumed_from is not None:
-            state['resumed_from'] = c.resumed_from
-        if c.full_base is not None:
-            state[grow_check.BASE_KEY] = c.full_base.to_list()
-        for key, value in ((rest_hold.STATE_KEY, c.rest_since),
-                           (rest_hold.HELD_KEY, c.reread_mb),
-                           (rest_hold.RETURNED_KEY, c.returned_at),
-                           (rest_hold.RESTED_KEY, c.rested_s)):
-            if value is not None:
-                state[key] = value
-        if not (c.resized or c.filling or c.idle_since is not None):
-            # What a grow this plan decides is checked against.
-            state['reads_mb_s'] = round(c.disk_mb_s, 4)
-        if c.grow_pending is not None:
-            state['grown_from'] = list(c.grow_pending)
-        state.update(c.reach.to_state())
-        touched_turn.remember(state, host.guest(uuid), (
-            c.disk_mb_s >= mrc.READ_MB_S and not c.quiet
-            and c.idle_since is None))
-        states[uuid] = {STATE_KEY: state}
-    return states
+    return {uuid: {STATE_KEY: _state_of(host.guest(uuid), c, params)}
+            for uuid, c in curves.items()}
+
+
+def _state_of(guest, c, params):
+    """The policy state one guest keeps from this cycle (_remember)."""
+    seen = c.seen or c.dormant
+    state = {'seen': [s.to_list() for s in seen], 'size_mb': c.size_mb,
+             'at': guest.sample.timestamp}
+    if c.last_resize is not None:
+        state['last_resize'] = list(c.last_resize)
+    if c.idle_since is not None:
+        state['idle_since'] = c.idle_since
+    if c.activated_base is not None:
+        state[stale_active.BASE_KEY] = c.activated_base
+    given_back.remember(state, c)
+    state.update(probe_memory.carried(guest, params))
+    distrust.remember(state, c, guest, params)
+    grow_check.remember_undone(state, c, guest)
+    fill_curve.remember(state, c.fill)
+    confirmed_at, up_to_mb = c.borne_out
+    if confirmed_at is not None:
+        state['confirmed_at'] = confirmed_at
+        if up_to_mb is not None:
+            state[mrc.BORNE_OUT_KEY] = up_to_mb
+    if c.phase_at is not None:
+        state['phase_at'] = c.phase_at
+    if c.traded is not None:
+        state[cliff_trade.STATE_KEY] = list(c.traded)
+    tried = cliff_trade.last_trial(guest)
+    if tried is not None:
+        state[cliff_trade.TRIAL_KEY] = tried
+    if c.resumed_from is not None:
+        state['resumed_from'] = c.resumed_from
+    if c.full_base is not None:
+        state[grow_check.BASE_KEY] = c.full_base.to_list()
+    for key, value in ((rest_hold.STATE_KEY, c.rest_since),
+                       (rest_hold.HELD_KEY, c.reread_mb),
+                       (rest_hold.RETURNED_KEY, c.returned_at),
+                       (rest_hold.RESTED_KEY, c.rested_s)):
+        if value is not None:
+            state[key] = value
+    if not (c.resized or c.filling or c.idle_since is not None):
+        # What a grow this plan decides is checked against.
+        state['reads_mb_s'] = round(c.disk_mb_s, 4)
+    if c.grow_pending is not None:
+        state['grown_from'] = list(c.grow_pending)
+    state.update(c.reach.to_state())
+    touched_turn.remember(state, guest, (
+        c.disk_mb_s >= mrc.READ_MB_S and not c.quiet
+        and c.idle_since is None))
+    return state
 
 
 def _explored(host, cfg, params, curves, rooms):
@@ -767,6 +772,8 @@ def plan(host: model.HostView, cfg: guards.GuardConfig,
         other = _explored(host, cfg, params, curves,
                           _donor_rooms(host, cfg, curves, up))
         if other is not None:
+            for uuid, recorded in other.policy_state.items():
+                states[uuid][STATE_KEY].update(recorded)
             other.policy_state = states
             return other
     proposals = _proposals(host, curves, (delta, measured, note),

@@ -13,6 +13,7 @@ from watcher_cams.policy import guards
 from watcher_cams.policy import host_io
 from watcher_cams.policy import model
 from watcher_cams.policy import mrc
+from watcher_cams.policy import probe_memory
 from watcher_cams.policy import probes
 from watcher_cams.policy import report
 from watcher_cams.policy import scan_cliffs
@@ -1444,6 +1445,40 @@ class TestProbe(testtools.TestCase):
         self.assertIn('utility (probe)', moves[self.hot.uuid].reason)
         # Its cost, at most: the donor's 0.11 MiB/s per GiB for 448 MiB.
         self.assertIn('costs at most 0.050 MiB/s', moves[self.hot.uuid].reason)
+
+    def test_a_probe_given_back_is_not_repeated_on_the_same_bound(self):
+        plan = self.plan(self.measured(3.0))
+        # The probe's step is kept with its bound (4 MiB/s per GiB).
+        recorded = plan.policy_state[self.hot.uuid][utility.STATE_KEY]
+        self.assertEqual([2048, 2496, 4.0 / 1024, self.now],
+                         recorded[probe_memory.PROBED_KEY])
+
+        def back_at_2048(bound_per_gib):
+            hot = self.measured(3.0)
+            hot.policy_state[utility.STATE_KEY][probe_memory.PROBED_KEY] = [
+                2048, 2496, bound_per_gib / 1024, self.now - 120]
+            return hot
+        # It went back: the same slope, the same bound, no probe.
+        self.assertEqual([], self.plan(back_at_2048(4.0)).moves)
+        kept = utility.plan(factory.host([back_at_2048(4.0), self.other]),
+                            CFG).policy_state[self.hot.uuid]
+        self.assertEqual([2048, 4.0 / 1024, self.now],
+                         kept[utility.STATE_KEY][probe_memory.BACK_KEY])
+        # A bound half as large again is new evidence; a little more is
+        # chance.
+        self.assertEqual([], self.plan(back_at_2048(3.0)).moves)
+        self.assertEqual(448, self.probed_mb(back_at_2048(2.5)))
+        # Forgotten memory_s after it went back.
+        hot = self.measured(3.0)
+        hot.policy_state[utility.STATE_KEY][probe_memory.BACK_KEY] = [
+            2048, 4.0 / 1024,
+            self.now - utility.UtilityParams().memory_s - 60]
+        self.assertEqual(448, self.probed_mb(hot))
+
+    def probed_mb(self, hot):
+        """MiB a probe gives ``hot`` this cycle."""
+        return sum(m.delta_mb for m in probes_of(self.plan(hot))
+                   if m.instance == hot.uuid)
 
     def test_an_explorer_left_with_no_moves_blocks_no_other(self):
         # A search whose plan the guards left empty: the probe after it
