@@ -88,9 +88,9 @@ def probe(host, cfg, params, curves, rooms, bound_of=None):
     window measures the new size: reads that fell bear the probe out and
     the next one may follow; reads that did not make the granule the
     cheapest memory this guest has, and the water-filling takes it back.
-    A step that went back is not tried again from there on the same
-    bound or a lower one (:mod:`probe_memory`); the plan's policy state
-    records the step it takes.
+    A step that went back is not tried again from there on a bound less
+    than half as large again (:mod:`probe_memory`); the plan's policy
+    state records the step it takes.
     """
     taker, found = _probe_taker(host, cfg, params, curves,
                                 bound_of or _probe_bound)
