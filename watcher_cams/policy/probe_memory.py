@@ -17,6 +17,8 @@ a probe from there needs a bound well above the one that failed
 probe itself (PROBED_KEY).
 """
 
+import math
+
 from watcher_cams.policy import mrc
 
 # Policy state: [MiB probed from, MiB probed to, bound in MiB/s per MiB,
@@ -79,6 +81,6 @@ def _entry(guest, key, length):
     value = mrc.state_entry(guest, key)
     if not (isinstance(value, list) and len(value) == length and all(
             isinstance(v, (int, float)) and not isinstance(v, bool)
-            for v in value)):
+            and math.isfinite(v) for v in value)):
         return None
     return value

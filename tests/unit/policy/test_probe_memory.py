@@ -58,6 +58,8 @@ class TestProbeMemory(testtools.TestCase):
 
     def test_a_corrupt_entry_is_forgotten(self):
         for value in ([2048, 2496, 'x', self.now], [2048, True, 1.0],
+                      [2048, float('nan'), self.now],
+                      [2048, 2496, float('inf'), self.now],
                       'back', None, [2048, BOUND]):
             for key in (probe_memory.PROBED_KEY, probe_memory.BACK_KEY):
                 guest = with_state(self.guest, **{key: value})
