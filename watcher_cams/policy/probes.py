@@ -116,6 +116,8 @@ def probe(host, cfg, params, curves, rooms, bound_of=None):
            % (PROBE, bound * 1024, loss * 1024,
               'at most' if known else 'an estimated', loss * amount))
     plan = probe_plan(host, cfg, donors, taker, why)
+    # Kept with the bound the taker was chosen on (found[0]), not the one
+    # the step paid under: a repeat is checked against that one.
     for m in plan.moves:
         if m.instance == taker:
             probe_memory.record(plan.policy_state.setdefault(taker, {}),
